@@ -1,0 +1,235 @@
+"""Settings from the environment (DESIGN §2) and RepoConfig from `.github/agentbot.yml` (§4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr
+from pydantic import ValidationError as PydanticValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from bot.errors import ConfigError
+
+REPO_CONFIG_PATH = ".github/agentbot.yml"
+
+Permission = Literal["read", "triage", "write", "maintain", "admin"]
+PERMISSION_RANK: dict[str, int] = {
+    "none": 0,
+    "read": 1,
+    "triage": 2,
+    "write": 3,
+    "maintain": 4,
+    "admin": 5,
+}
+
+
+def _env(*names: str) -> Any:
+    return Field(default=None, validation_alias=AliasChoices(*names))
+
+
+class Settings(BaseSettings):
+    """Process settings, read from the environment by the entry point only."""
+
+    model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
+
+    github_token: SecretStr | None = _env("GITHUB_TOKEN")
+    github_app_id: str | None = _env("GITHUB_APP_ID")
+    github_app_private_key: SecretStr | None = _env("GITHUB_APP_PRIVATE_KEY")
+    github_app_private_key_path: Path | None = _env("GITHUB_APP_PRIVATE_KEY_PATH")
+    github_webhook_secret: SecretStr | None = _env("GITHUB_WEBHOOK_SECRET")
+    github_api_url: str = Field(
+        default="https://api.github.com", validation_alias=AliasChoices("GITHUB_API_URL")
+    )
+    github_server_url: str = Field(
+        default="https://github.com", validation_alias=AliasChoices("GITHUB_SERVER_URL")
+    )
+    anthropic_api_key: SecretStr | None = _env("ANTHROPIC_API_KEY")
+    anthropic_base_url: str | None = _env("ANTHROPIC_BASE_URL")
+    provider: Literal["anthropic", "openai-compatible"] = Field(
+        default="anthropic", validation_alias=AliasChoices("AGENTBOT_PROVIDER")
+    )
+    llm_base_url: str | None = _env("AGENTBOT_LLM_BASE_URL")
+    llm_api_key: SecretStr | None = _env("AGENTBOT_LLM_API_KEY")
+    model: str | None = _env("AGENTBOT_MODEL")
+    queue: str = Field(
+        default="sqlite:///./agentbot.db", validation_alias=AliasChoices("AGENTBOT_QUEUE")
+    )
+    data_dir: Path = Field(
+        default=Path(".agentbot"), validation_alias=AliasChoices("AGENTBOT_DATA_DIR")
+    )
+
+    def app_private_key(self) -> str | None:
+        """The App's PEM key, from the variable or the file it names."""
+        if self.github_app_private_key is not None:
+            return self.github_app_private_key.get_secret_value()
+        if self.github_app_private_key_path is not None:
+            try:
+                return self.github_app_private_key_path.read_text()
+            except OSError as exc:
+                raise ConfigError(
+                    f"cannot read the App key: {exc.strerror}",
+                    path="GITHUB_APP_PRIVATE_KEY_PATH",
+                ) from exc
+        return None
+
+
+# --- .github/agentbot.yml ------------------------------------------------------------------
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Labels(_Section):
+    """Label names the bot reacts to and sets."""
+
+    fix: str = "agent-fix"
+    tdd: str = "agent-tdd"
+    failed: str = "agent-failed"
+    needs_info: str = "agent-needs-info"
+
+
+class Commands(_Section):
+    """Comment commands (a comment whose body starts with one triggers the job)."""
+
+    fix: str = "/fix"
+    implement: str = "/implement"
+    cover: str = "/cover"
+
+
+class RoleConfig(_Section):
+    """Per-role overrides."""
+
+    model: str | None = None
+    max_turns: int | None = Field(default=None, gt=0)
+
+
+class Budget(_Section):
+    """Spending limits; a job stops when one runs out."""
+
+    max_usd_per_job: float = Field(default=3.0, gt=0)
+    max_turns: int = Field(default=60, gt=0)
+    max_minutes: float = Field(default=30, gt=0)
+    max_usd_per_refuel: float = Field(default=20.0, gt=0)
+
+
+class ValidationConfig(_Section):
+    """Stage commands; an absent stage uses the language default, null skips it."""
+
+    setup: str | None = "default"
+    format: str | None = "default"
+    lint: str | None = "default"
+    typecheck: str | None = "default"
+    test: str | None = "default"
+    timeout_seconds: int = Field(default=900, gt=0)
+    fix_rounds: int = Field(default=3, ge=0)
+
+
+class Limits(_Section):
+    """What a change may touch."""
+
+    max_changed_lines: int = Field(default=100, gt=0)
+    protected_paths: list[str] = Field(default_factory=lambda: [".github/workflows/**"])
+    allow_test_deletion: bool = False
+
+
+class PullRequestConfig(_Section):
+    """How pull requests are opened."""
+
+    draft: bool = False
+    draft_on_failure: bool = False
+    reviewers: Literal["initiator", "none"] = "initiator"
+    branch_prefix: str = "agentbot/"
+
+
+class Execution(_Section):
+    """Where jobs run and how many tasks run at once."""
+
+    mode: Literal["local", "actions"] = "local"
+    workflow: str = "agentbot.yml"
+    max_parallel_tasks: int = Field(default=4, gt=0)
+
+
+class RepoConfig(_Section):
+    """A repository's `.github/agentbot.yml`; every key optional, unknown keys are errors."""
+
+    labels: Labels = Field(default_factory=Labels)
+    commands: Commands = Field(default_factory=Commands)
+    min_permission: Permission = "write"
+    allowed_bots: list[str] = Field(default_factory=list)
+    model: str = "claude-sonnet-4-5"
+    roles: dict[str, RoleConfig] = Field(default_factory=dict)
+    budget: Budget = Field(default_factory=Budget)
+    validation: ValidationConfig = Field(default_factory=ValidationConfig)
+    limits: Limits = Field(default_factory=Limits)
+    pull_request: PullRequestConfig = Field(default_factory=PullRequestConfig)
+    execution: Execution = Field(default_factory=Execution)
+    prices: dict[str, dict[str, float]] = Field(default_factory=dict)
+    """Per-model USD per million tokens: {model: {input, output, cache_write, cache_read}}."""
+    commit_session_artifacts: bool = False
+
+    @classmethod
+    def from_text(cls, text: str, *, source: str = REPO_CONFIG_PATH) -> RepoConfig:
+        """Parse YAML text; errors name the key path and line."""
+        try:
+            node = yaml.compose(text, Loader=yaml.SafeLoader)
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = mark.line + 1 if mark is not None else None
+            raise ConfigError(f"{source}: not valid YAML: {exc}", line=line) from exc
+        if data is None:
+            return cls()
+        if not isinstance(data, dict):
+            raise ConfigError(f"{source}: the top level must be a mapping of keys", line=1)
+        # A key written with no value (`validation:`) means "defaults", as a user expects.
+        try:
+            return cls.model_validate(data)
+        except PydanticValidationError as exc:
+            err = exc.errors()[0]
+            loc = [str(p) for p in err["loc"]]
+            path = ".".join(loc)
+            what = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+            raise ConfigError(
+                f"{what} in {source}; see the configuration reference in the README",
+                path=path,
+                line=_line_of(node, list(err["loc"])),
+            ) from exc
+
+    @classmethod
+    def from_file(cls, path: Path) -> RepoConfig:
+        """Load a file; a missing file means all defaults."""
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return cls()
+        return cls.from_text(text, source=str(path))
+
+    def model_for(self, role: str) -> str:
+        """The model a role uses: its override, else the repo's model."""
+        override = self.roles.get(role)
+        return override.model if override and override.model else self.model
+
+
+def _line_of(node: yaml.Node | None, loc: list[Any]) -> int | None:
+    """Follow `loc` through the composed YAML tree; return the 1-based line of the deepest hit."""
+    line = None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if key.value == str(part):
+                    line = key.start_mark.line + 1
+                    node = value
+                    break
+            else:
+                return line
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            if part >= len(node.value):
+                return line
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line

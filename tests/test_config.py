@@ -1,0 +1,93 @@
+"""RepoConfig parsing: defaults, overrides, errors naming key path and line; Settings from env."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.config import RepoConfig, Settings
+from bot.errors import ConfigError
+
+
+def test_empty_text_gives_defaults() -> None:
+    cfg = RepoConfig.from_text("")
+    assert cfg.labels.fix == "agent-fix"
+    assert cfg.budget.max_usd_per_job == 3.0
+    assert cfg.validation.test == "default"
+    assert cfg.limits.protected_paths == [".github/workflows/**"]
+
+
+def test_overrides_and_null_stage() -> None:
+    cfg = RepoConfig.from_text(
+        "labels:\n  fix: please-fix\nvalidation:\n  typecheck: null\n  test: pytest -q\n"
+        "roles:\n  fixer: {model: m2, max_turns: 10}\n"
+    )
+    assert cfg.labels.fix == "please-fix"
+    assert cfg.labels.tdd == "agent-tdd"
+    assert cfg.validation.typecheck is None
+    assert cfg.validation.test == "pytest -q"
+    assert cfg.model_for("fixer") == "m2"
+    assert cfg.model_for("issue_fixer") == "claude-sonnet-4-5"
+
+
+def test_unknown_key_names_path_and_line() -> None:
+    text = "model: x\nbudget:\n  max_turns: 5\n  max_usd_per_jobb: 2\n"
+    with pytest.raises(ConfigError) as info:
+        RepoConfig.from_text(text)
+    assert info.value.path == "budget.max_usd_per_jobb"
+    assert info.value.line == 4
+    assert "unknown key" in str(info.value)
+
+
+def test_wrong_type_names_path_and_line() -> None:
+    with pytest.raises(ConfigError) as info:
+        RepoConfig.from_text("limits:\n  max_changed_lines: many\n")
+    assert info.value.path == "limits.max_changed_lines"
+    assert info.value.line == 2
+
+
+def test_list_item_error_line() -> None:
+    with pytest.raises(ConfigError) as info:
+        RepoConfig.from_text("allowed_bots:\n  - ok[bot]\n  - {a: 1}\n")
+    assert info.value.path == "allowed_bots.1"
+    assert info.value.line == 3
+
+
+def test_invalid_yaml_and_non_mapping() -> None:
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        RepoConfig.from_text("labels: [unclosed\n")
+    with pytest.raises(ConfigError, match="mapping"):
+        RepoConfig.from_text("- a\n- b\n")
+
+
+def test_from_file_missing_is_defaults(tmp_path: Path) -> None:
+    assert RepoConfig.from_file(tmp_path / "nope.yml") == RepoConfig()
+    f = tmp_path / "agentbot.yml"
+    f.write_text("min_permission: admin\n")
+    assert RepoConfig.from_file(f).min_permission == "admin"
+
+
+def test_settings_from_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_secretsecretsecretsecret")
+    monkeypatch.setenv("AGENTBOT_QUEUE", "postgresql://x/y")
+    monkeypatch.setenv("AGENTBOT_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("GITHUB_API_URL", "http://127.0.0.1:1")
+    s = Settings()
+    assert s.github_token is not None
+    assert s.github_token.get_secret_value() == "ghp_secretsecretsecretsecret"
+    assert "ghp_secret" not in repr(s)
+    assert s.queue == "postgresql://x/y"
+    assert s.data_dir == tmp_path
+    assert s.github_api_url == "http://127.0.0.1:1"
+
+
+def test_settings_key_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    key = tmp_path / "app.pem"
+    key.write_text("PEM")
+    monkeypatch.delenv("GITHUB_APP_PRIVATE_KEY", raising=False)
+    monkeypatch.setenv("GITHUB_APP_PRIVATE_KEY_PATH", str(key))
+    assert Settings().app_private_key() == "PEM"
+    monkeypatch.setenv("GITHUB_APP_PRIVATE_KEY_PATH", str(tmp_path / "missing.pem"))
+    with pytest.raises(ConfigError, match="GITHUB_APP_PRIVATE_KEY_PATH"):
+        Settings().app_private_key()

@@ -1,0 +1,1 @@
+"""The FastAPI edge of the GitHub App: receive, verify, enqueue."""
