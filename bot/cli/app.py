@@ -1,13 +1,12 @@
-"""The `agentbot` command line: the only place (with webhooks/app.py) that reads the environment."""
+"""The typer app every command module registers on, and the exit codes."""
 
 from __future__ import annotations
-
-import sys
 
 import typer
 
 from bot import __version__
-from bot.errors import AgentbotError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NEUTRAL = 0, 1, 2, 78
 
 app = typer.Typer(
     name="agentbot",
@@ -16,8 +15,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NEUTRAL = 0, 1, 2, 78
 
 
 def _version(value: bool) -> None:
@@ -33,12 +30,3 @@ def _root(
     ),
 ) -> None:
     """Turn GitHub events into validated pull requests written by LLM agents."""
-
-
-def main() -> None:
-    """Console-script entry: run the CLI; our errors become a one-line message and exit 2."""
-    try:
-        app()
-    except AgentbotError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
