@@ -1,0 +1,5 @@
+"""GitHub port (placeholder until the GitHub layer lands)."""
+
+
+class GitHub:
+    """GitHub REST client."""
