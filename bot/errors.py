@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.models import AgentResult
+
 
 class AgentbotError(Exception):
     """Base of every error agentbot raises on purpose."""
@@ -56,6 +61,9 @@ class GitError(AgentbotError):
 
 class AgentError(AgentbotError):
     """An agent could not do its work."""
+
+    result: AgentResult | None = None
+    """The partial result (usage, cost, turns so far) when an agent run ended in this error."""
 
 
 class AgentExecutionError(AgentError):
