@@ -1,0 +1,124 @@
+"""Session artifacts of one job (seed 004): status.json, transcript.jsonl and report.md.
+
+A session lives in `<data_dir>/sessions/<YYYY-MM-DD>_<slug>/`. `status.json` and
+`report.md` are replaced atomically (temp file + rename), so a reader never sees a
+half-written file; `transcript.jsonl` is append-only, one JSON object per line, and a
+crash loses at most the line being written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import threading
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from bot.clock import Clock
+from bot.models import SessionStatusFile
+
+STATUS_FILE = "status.json"
+TRANSCRIPT_FILE = "transcript.jsonl"
+REPORT_FILE = "report.md"
+
+
+def slugify(text: str, *, max_length: int = 48) -> str:
+    """Lower-case ASCII letters, digits and dashes: safe in a folder name."""
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return slug[:max_length].rstrip("-") or "session"
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, (set, frozenset)):
+        return sorted(str(v) for v in value)
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return repr(value)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        Path(tmp).replace(path)  # atomic rename (os.replace)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class Session:
+    """One job's artifact folder; safe to share between the threads of one job."""
+
+    def __init__(self, path: Path, clock: Clock) -> None:
+        self.path = path
+        self.clock = clock
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        """The folder name, `<YYYY-MM-DD>_<slug>`, used as `status.json`'s `session`."""
+        return self.path.name
+
+    @classmethod
+    def create(cls, data_dir: Path, slug: str, clock: Clock) -> Session:
+        """Make a new, unique session folder (`-2`, `-3`… when the name is taken)."""
+        base = f"{clock.now():%Y-%m-%d}_{slugify(slug)}"
+        root = data_dir / "sessions"
+        root.mkdir(parents=True, exist_ok=True)
+        for n in range(1, 10_000):
+            path = root / (base if n == 1 else f"{base}-{n}")
+            try:
+                path.mkdir()
+            except FileExistsError:
+                continue
+            return cls(path, clock)
+        raise FileExistsError(f"no free session folder for {base} in {root}")
+
+    def write_status(self, status: SessionStatusFile) -> None:
+        """Replace status.json atomically, then read it back to prove it validates."""
+        target = self.path / STATUS_FILE
+        with self._lock:
+            _write_atomic(target, status.model_dump_json(indent=2) + "\n")
+            SessionStatusFile.model_validate_json(target.read_text(encoding="utf-8"))
+
+    def read_status(self) -> SessionStatusFile:
+        """The current status.json, validated."""
+        return SessionStatusFile.model_validate_json(
+            (self.path / STATUS_FILE).read_text(encoding="utf-8")
+        )
+
+    def append_transcript(self, event: dict[str, Any]) -> None:
+        """Append one event (a `ts` is added when missing) as a JSON line."""
+        record = event if "ts" in event else {"ts": self.clock.now().isoformat(), **event}
+        line = json.dumps(record, default=_json_default, ensure_ascii=False)
+        with self._lock, (self.path / TRANSCRIPT_FILE).open("a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
+
+    def read_transcript(self) -> list[dict[str, Any]]:
+        """Every event written so far, in order."""
+        path = self.path / TRANSCRIPT_FILE
+        if not path.exists():
+            return []
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return [json.loads(line) for line in lines if line.strip()]
+
+    def write_report(self, markdown: str) -> None:
+        """Replace report.md atomically."""
+        with self._lock:
+            _write_atomic(
+                self.path / REPORT_FILE, markdown if markdown.endswith("\n") else markdown + "\n"
+            )
