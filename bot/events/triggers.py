@@ -1,0 +1,124 @@
+"""Pure text rules of the triggers: comment commands, paths, tasks.md pushes, dispatch inputs."""
+
+from __future__ import annotations
+
+import math
+import posixpath
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bot.config import Commands
+from bot.events.payloads import Commit
+
+TASKS_MD = "tasks.md"
+COMMAND_NAMES = ("fix", "implement", "cover")
+
+
+def match_command(body: str, commands: Commands) -> tuple[str, str] | None:
+    """Return `(name, rest of the first line)` when `body` starts with a configured command.
+
+    Leading whitespace is allowed; the command must be followed by whitespace or the end
+    (so `/fixes` is not `/fix`); case is ignored, as people type `/Fix` too. Longer commands
+    are tried first, so `/agent fix` wins over `/agent` when both are configured.
+    """
+    text = body.lstrip()
+    candidates = sorted(
+        ((name, getattr(commands, name)) for name in COMMAND_NAMES),
+        key=lambda item: len(item[1]),
+        reverse=True,
+    )
+    for name, command in candidates:
+        # An empty command would match every comment; treat it as switched off.
+        if not command.strip():
+            continue
+        head, tail = text[: len(command)], text[len(command) :]
+        if head.casefold() != command.casefold():
+            continue
+        if tail and not tail[0].isspace():
+            continue
+        return name, tail.split("\n", 1)[0].strip()
+    return None
+
+
+def implement_path(rest: str) -> tuple[str, str]:
+    """Return `(tasks_path, problem)` from what follows `/implement`; problem is "" if fine.
+
+    The first word is the path (backticks and quotes around it are dropped). It must stay
+    inside the repository: relative, no `..`, no backslashes.
+    """
+    words = rest.split()
+    if not words:
+        return "", ""
+    path = words[0].strip("`'\"")
+    if not path:
+        return "", ""
+    if path.startswith("/") or "\\" in path or "\x00" in path:
+        return path, f"`{path}` is not a relative path inside the repository"
+    if ".." in path.split("/"):
+        return path, f"`{path}` leaves the repository"
+    return posixpath.normpath(path), ""
+
+
+def changed_tasks_md(commits: Sequence[Commit], head_commit: Commit | None) -> list[str]:
+    """Paths named `tasks.md` (at any depth) that the push added or modified and left in place.
+
+    Commits are replayed in order, so a file added then removed in the same push does not
+    count. `head_commit` is a fallback for payloads whose `commits` list is empty.
+    """
+    present: dict[str, None] = {}  # an ordered set
+    for commit in list(commits) or ([head_commit] if head_commit else []):
+        for path in [*commit.added, *commit.modified]:
+            present[path] = None
+        for path in commit.removed:
+            present.pop(path, None)
+    return [p for p in present if p == TASKS_MD or p.endswith("/" + TASKS_MD)]
+
+
+def dispatch_params(inputs: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+    """Parse refuel inputs (`label`, `limit`, `max_usd`); return `(params, problem)`.
+
+    GitHub sends `workflow_dispatch` inputs as strings (typed values come through the API
+    too); an empty string means "not given". Other inputs are the workflow's own business.
+    """
+    params: dict[str, Any] = {}
+    label = inputs.get("label")
+    if label is not None and label != "":
+        if not isinstance(label, str) or not label.strip():
+            return {}, f"input label must be a label name, got {label!r}"
+        params["label"] = label.strip()
+    limit = inputs.get("limit")
+    if limit is not None and limit != "":
+        number = _integer(limit)
+        if number is None or number <= 0:
+            return {}, f"input limit must be a whole number above 0, got {limit!r}"
+        params["limit"] = number
+    max_usd = inputs.get("max_usd")
+    if max_usd is not None and max_usd != "":
+        amount = _amount(max_usd)
+        if amount is None or amount <= 0:
+            return {}, f"input max_usd must be a number of dollars above 0, got {max_usd!r}"
+        params["max_usd"] = amount
+    return params, ""
+
+
+def _integer(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        try:
+            return int(value.strip())
+        except ValueError:  # longer than Python's int-from-string digit limit
+            return None
+    return None
+
+
+def _amount(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        number = float(value.strip() if isinstance(value, str) else value)
+    except (ValueError, OverflowError):  # "ten", or an int too large for a float
+        return None
+    return number if math.isfinite(number) else None
