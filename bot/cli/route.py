@@ -1,0 +1,83 @@
+"""`agentbot route`: print what agentbot would do with an event, as one JSON line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from bot.cli.app import EXIT_OK, EXIT_USAGE, app
+from bot.config import RepoConfig
+from bot.errors import ConfigError
+from bot.events import decide, decision_json
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(EXIT_USAGE)
+
+
+def _read_payload(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise _fail(f"payload file {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _fail(f"cannot read payload file {path}: {exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _fail(
+            f"payload file {path} is not valid JSON (line {exc.lineno}, column {exc.colno}):"
+            f" {exc.msg}"
+        ) from None
+
+
+def _read_config(path: Path | None) -> RepoConfig:
+    if path is None:
+        return RepoConfig()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _fail(f"cannot read config file {path}: {exc}") from None
+    try:
+        return RepoConfig.from_text(text, source=str(path))
+    except ConfigError as exc:
+        raise _fail(str(exc)) from None
+
+
+@app.command()
+def route(
+    event_name: Annotated[
+        str,
+        typer.Option(
+            "--event-name", envvar="GITHUB_EVENT_NAME", help="Webhook or Actions event name."
+        ),
+    ],
+    payload: Annotated[
+        Path,
+        typer.Option(
+            "--payload", envvar="GITHUB_EVENT_PATH", help="File holding the event's JSON payload."
+        ),
+    ],
+    config: Annotated[
+        Path | None,
+        typer.Option(help="The repository's .github/agentbot.yml (default: all defaults)."),
+    ] = None,
+    bot_login: Annotated[
+        str, typer.Option(help="The bot's own login; its events are ignored (no loops).")
+    ] = "",
+    default_branch: Annotated[
+        str | None, typer.Option(help="Default branch when the payload does not name it.")
+    ] = None,
+) -> None:
+    """Print the routing decision as one JSON line; exit 0, even when the event is ignored."""
+    repo_config = _read_config(config)
+    data = _read_payload(payload)
+    decision = decide(
+        event_name, data, repo_config, bot_login=bot_login, default_branch=default_branch
+    )
+    typer.echo(json.dumps(decision_json(decision), ensure_ascii=True))
+    raise typer.Exit(EXIT_OK)
