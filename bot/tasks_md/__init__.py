@@ -1,0 +1,24 @@
+"""Spec Kit tasks.md: parse tasks and phases, order them into batches, tick checkboxes (pure).
+
+Rules beyond DESIGN §9, decided here:
+
+- Lines are split on ``\\n`` only (a ``\\r`` before it is kept by `tick` and ignored by the
+  parser); a UTF-8 byte-order mark before line 1 is ignored.
+- A task line starts at column 0 with ``-``, ``*`` or ``+``; an indented task-like line is an
+  error (nested tasks are not supported), never a silent continuation. ``[P]`` may appear
+  anywhere among the leading bracket tags.
+- Tasks before the first ``## `` heading form an implicit phase with title ``""``,
+  number ``None`` and line 0. ``###`` and ``#`` headings never start a phase.
+- ``depends on`` (any case, optional ``:``) takes a list of ids separated by ``,``, ``&``,
+  ``/`` or ``and``; a range ``T010-T012`` means every task numbered 10 to 12 (T011a too).
+- A dependency on a task of a later phase is an error: phases are barriers, so it would
+  deadlock. A dependency on a later task of the same phase delays the dependent task: within
+  a phase the order is file order, except that a task never runs before its dependencies
+  (a stable topological sort); the tasks in between keep their order.
+- A fence left open at the end of the file is an error only if it hides task-like lines.
+"""
+
+from bot.tasks_md.parser import parse_tasks, tick
+from bot.tasks_md.plan import Phase, Task, TaskPlan
+
+__all__ = ["Phase", "Task", "TaskPlan", "parse_tasks", "tick"]
