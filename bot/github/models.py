@@ -1,0 +1,130 @@
+"""The few GitHub objects agentbot reads, parsed once from REST payloads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class _Model(BaseModel):
+    """Immutable; built from API payloads by `from_api`, or directly in tests."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def _login(user: Any) -> str:
+    """`user.login`, or "" for a deleted account (GitHub sends `null`)."""
+    return str(user["login"]) if isinstance(user, dict) and user.get("login") else ""
+
+
+class Issue(_Model):
+    """An issue (or a pull request seen through the issues API)."""
+
+    number: int
+    title: str
+    body: str = ""
+    state: str = "open"
+    locked: bool = False
+    labels: list[str] = []
+    user: str = ""
+    assignees: list[str] = []
+    html_url: str = ""
+    is_pull_request: bool = False
+
+    @classmethod
+    def from_api(cls, data: dict[str, Any]) -> Issue:
+        """Parse an `issue` payload (REST response or webhook)."""
+        return cls(
+            number=data["number"],
+            title=data.get("title") or "",
+            body=data.get("body") or "",
+            state=data.get("state") or "open",
+            locked=bool(data.get("locked")),
+            # Labels come as objects from the API, as plain strings in some webhook shapes.
+            labels=[
+                lb["name"] if isinstance(lb, dict) else str(lb) for lb in data.get("labels") or []
+            ],
+            user=_login(data.get("user")),
+            assignees=[_login(a) for a in data.get("assignees") or [] if _login(a)],
+            html_url=data.get("html_url") or "",
+            is_pull_request="pull_request" in data and data["pull_request"] is not None,
+        )
+
+
+class Comment(_Model):
+    """An issue or pull request comment."""
+
+    id: int
+    body: str = ""
+    user: str = ""
+    html_url: str = ""
+
+    @classmethod
+    def from_api(cls, data: dict[str, Any]) -> Comment:
+        """Parse an `issue-comment` payload."""
+        return cls(
+            id=data["id"],
+            body=data.get("body") or "",
+            user=_login(data.get("user")),
+            html_url=data.get("html_url") or "",
+        )
+
+
+class PullRequest(_Model):
+    """A pull request."""
+
+    number: int
+    html_url: str = ""
+    title: str = ""
+    body: str = ""
+    state: str = "open"
+    draft: bool = False
+    head_ref: str = ""
+    head_sha: str = ""
+    head_repo: str = ""
+    """`owner/name` of the head repository; "" when the fork was deleted."""
+    base_ref: str = ""
+    user: str = ""
+    merged: bool = False
+
+    @classmethod
+    def from_api(cls, data: dict[str, Any]) -> PullRequest:
+        """Parse a `pull-request` or `pull-request-simple` payload."""
+        head = data.get("head") or {}
+        head_repo = head.get("repo") or {}
+        return cls(
+            number=data["number"],
+            html_url=data.get("html_url") or "",
+            title=data.get("title") or "",
+            body=data.get("body") or "",
+            state=data.get("state") or "open",
+            draft=bool(data.get("draft")),
+            head_ref=head.get("ref") or "",
+            head_sha=head.get("sha") or "",
+            head_repo=head_repo.get("full_name") or "",
+            base_ref=(data.get("base") or {}).get("ref") or "",
+            user=_login(data.get("user")),
+            merged=bool(data.get("merged") or data.get("merged_at")),
+        )
+
+
+class Repo(_Model):
+    """A repository."""
+
+    full_name: str
+    default_branch: str = "main"
+    clone_url: str = ""
+    private: bool = False
+    fork: bool = False
+
+    @classmethod
+    def from_api(cls, data: dict[str, Any]) -> Repo:
+        """Parse a `full-repository` or `repository` payload."""
+        return cls(
+            full_name=data["full_name"],
+            default_branch=data.get("default_branch") or "main",
+            clone_url=data.get("clone_url") or "",
+            private=bool(data.get("private")),
+            fork=bool(data.get("fork")),
+        )
