@@ -1,0 +1,489 @@
+"""The PostgreSQL queue on procrastinate: several machines share the work.
+
+Procrastinate owns queueing and claiming: its schema (applied once per schema, under an
+advisory lock), `procrastinate_fetch_job_v2` (FOR UPDATE SKIP LOCKED), its retry and finish
+procedures, and its worker heartbeats, which are our leases: each of our worker ids maps to
+one procrastinate worker row; a job whose worker's heartbeat is older than the lease is
+stalled and handed out again. Beside it, `agentbot_deliveries` (delivery id primary key)
+holds the raw delivery, our state and the result; the insert into it and the deferral of
+the procrastinate job happen in one transaction, so a redelivery is never queued twice.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from procrastinate.schema import SchemaManager
+from psycopg.rows import tuple_row
+from psycopg_pool import ConnectionPool
+
+from bot.errors import QueueError
+from bot.models import JobResult
+from bot.queue import (
+    DEFAULT_MAX_ATTEMPTS,
+    JobRecord,
+    JobState,
+    QueuedJob,
+    check_delivery_id,
+    payload_bytes,
+    result_json,
+)
+
+QUEUE_NAME = "agentbot"
+TASK_NAME = "agentbot.process_delivery"
+
+_OURS = """
+CREATE TABLE IF NOT EXISTS agentbot_deliveries (
+    delivery_id text PRIMARY KEY,
+    pj_id bigint,
+    event_name text NOT NULL,
+    state text NOT NULL DEFAULT 'queued',
+    attempts integer NOT NULL DEFAULT 0,
+    received_at timestamptz NOT NULL DEFAULT now(),
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    started_at timestamptz,
+    finished_at timestamptz,
+    next_attempt_at timestamptz,
+    worker_id text NOT NULL DEFAULT '',
+    repo text NOT NULL DEFAULT '',
+    number integer,
+    kind text NOT NULL DEFAULT '',
+    decision text NOT NULL DEFAULT '',
+    error text NOT NULL DEFAULT '',
+    result jsonb,
+    lease_seconds double precision NOT NULL DEFAULT 60,
+    seq bigserial
+);
+CREATE INDEX IF NOT EXISTS agentbot_deliveries_pj ON agentbot_deliveries (pj_id);
+CREATE INDEX IF NOT EXISTS agentbot_deliveries_seq ON agentbot_deliveries (seq);
+CREATE INDEX IF NOT EXISTS agentbot_deliveries_state ON agentbot_deliveries (state, seq);
+CREATE TABLE IF NOT EXISTS agentbot_payloads (delivery_id text PRIMARY KEY, body bytea NOT NULL);
+CREATE TABLE IF NOT EXISTS agentbot_job_logs (
+    id bigserial PRIMARY KEY, job_id text NOT NULL, ts timestamptz NOT NULL DEFAULT now(),
+    line text NOT NULL
+);
+CREATE INDEX IF NOT EXISTS agentbot_job_logs_job ON agentbot_job_logs (job_id, id);
+CREATE TABLE IF NOT EXISTS agentbot_running_keys (key text PRIMARY KEY, job_id text NOT NULL);
+"""
+
+_COLUMNS = (
+    "delivery_id, event_name, state, attempts, received_at, updated_at, started_at,"
+    " finished_at, next_attempt_at, worker_id, repo, number, kind, decision, error, result"
+)
+
+_DEFER = (
+    "SELECT unnest(procrastinate_defer_jobs_v1(ARRAY[ROW(%s, %s, 0, NULL, NULL, %s::jsonb, NULL)"
+    "::procrastinate_job_to_defer_v1]))"
+)
+
+# Stalled: doing, and its worker row is gone (pruned) or its heartbeat is older than the lease
+# the holder asked for.
+_STALLED = """
+SELECT job.id, d.delivery_id, d.attempts
+  FROM procrastinate_jobs job
+  JOIN agentbot_deliveries d ON d.pj_id = job.id
+  LEFT JOIN procrastinate_workers w ON w.id = job.worker_id
+ WHERE job.status = 'doing' AND job.queue_name = %(queue)s
+   AND (w.id IS NULL OR w.last_heartbeat < now() - make_interval(secs => d.lease_seconds))
+   FOR UPDATE OF job SKIP LOCKED
+"""
+
+_ACQUIRE = """
+INSERT INTO agentbot_running_keys (key, job_id) VALUES (%(key)s, %(job)s)
+ON CONFLICT (key) DO UPDATE SET job_id = excluded.job_id
+WHERE agentbot_running_keys.job_id = excluded.job_id OR NOT EXISTS (
+    SELECT 1 FROM agentbot_deliveries d
+     WHERE d.delivery_id = agentbot_running_keys.job_id AND d.state = 'running')
+RETURNING job_id
+"""
+
+_SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+
+
+class PostgresQueue:
+    """The shared queue for several workers and machines (see the module docstring)."""
+
+    def __init__(
+        self,
+        conninfo: str,
+        *,
+        schema: str = "agentbot",
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        pool_size: int = 10,
+    ) -> None:
+        if not _SCHEMA_NAME.fullmatch(schema):
+            raise QueueError(f"schema name {schema!r} must match {_SCHEMA_NAME.pattern}")
+        self.schema = schema
+        self.max_attempts = max_attempts
+        self._workers: dict[str, int] = {}
+        self._workers_lock = threading.Lock()
+        try:
+            self._setup(conninfo)
+            self._pool = ConnectionPool(
+                conninfo,
+                min_size=1,
+                max_size=pool_size,
+                kwargs={"options": f"-c search_path={schema}", "row_factory": tuple_row},
+                open=True,
+                timeout=30,
+            )
+        except psycopg.Error as exc:
+            raise QueueError(f"cannot open the PostgreSQL queue: {exc}") from exc
+
+    def _setup(self, conninfo: str) -> None:
+        """Create the schema, procrastinate's tables and ours, once, whoever comes first."""
+        with psycopg.connect(conninfo, autocommit=False) as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"agentbot:{self.schema}",))
+            conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
+            conn.execute(f'SET LOCAL search_path = "{self.schema}"')
+            row = conn.execute(
+                "SELECT to_regclass(%s)", (f'"{self.schema}".procrastinate_jobs',)
+            ).fetchone()
+            if row is None or row[0] is None:
+                conn.execute(SchemaManager.get_schema())
+            conn.execute(_OURS)
+            conn.commit()
+
+    def _q(self, sql: str, args: Any = None) -> list[tuple[Any, ...]]:
+        """Run one statement in its own transaction."""
+        try:
+            with self._pool.connection() as conn:
+                cur = conn.execute(sql, args)
+                return cur.fetchall() if cur.description else []
+        except psycopg.Error as exc:
+            raise QueueError(f"PostgreSQL queue: {exc}") from exc
+
+    def _worker_row(self, conn: psycopg.Connection[tuple[Any, ...]], worker_id: str) -> int:
+        """This worker's procrastinate worker id, heartbeat refreshed (re-registered if pruned)."""
+        with self._workers_lock:
+            wid = self._workers.get(worker_id)
+        if wid is not None:
+            row = conn.execute(
+                "UPDATE procrastinate_workers SET last_heartbeat = now()"
+                " WHERE id = %s RETURNING id",
+                (wid,),
+            ).fetchone()
+            if row is not None:
+                return wid
+        row = conn.execute("SELECT worker_id FROM procrastinate_register_worker_v1()").fetchone()
+        assert row is not None
+        with self._workers_lock:
+            self._workers[worker_id] = int(row[0])
+        return int(row[0])
+
+    # --- the contract -----------------------------------------------------------------------
+
+    def enqueue(
+        self,
+        delivery_id: str,
+        event_name: str,
+        payload: bytes | Mapping[str, Any],
+        *,
+        repo: str = "",
+    ) -> bool:
+        """Store the delivery and defer its procrastinate job in one transaction."""
+        check_delivery_id(delivery_id)
+        body = payload_bytes(payload)
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                row = conn.execute(
+                    "INSERT INTO agentbot_deliveries (delivery_id, event_name, repo)"
+                    " VALUES (%s, %s, %s) ON CONFLICT (delivery_id) DO NOTHING"
+                    " RETURNING delivery_id",
+                    (delivery_id, event_name, repo),
+                ).fetchone()
+                if row is None:
+                    return False
+                conn.execute("INSERT INTO agentbot_payloads VALUES (%s, %s)", (delivery_id, body))
+                args = json.dumps({"delivery_id": delivery_id})
+                pj = conn.execute(_DEFER, (QUEUE_NAME, TASK_NAME, args)).fetchone()
+                assert pj is not None
+                conn.execute(
+                    "UPDATE agentbot_deliveries SET pj_id = %s WHERE delivery_id = %s",
+                    (pj[0], delivery_id),
+                )
+        except psycopg.Error as exc:
+            raise QueueError(f"PostgreSQL queue: cannot store delivery: {exc}") from exc
+        return True
+
+    def claim(self, worker_id: str, lease_seconds: float) -> QueuedJob | None:
+        """Requeue stalled jobs, then fetch the next one through procrastinate."""
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                wid = self._worker_row(conn, worker_id)
+                self._recover_stalled(conn, lease_seconds)
+                job = conn.execute(
+                    "SELECT id FROM procrastinate_fetch_job_v2(%s::varchar[], %s)",
+                    ([QUEUE_NAME], wid),
+                ).fetchone()
+                if job is None or job[0] is None:
+                    return None
+                row = conn.execute(
+                    "UPDATE agentbot_deliveries SET state = 'running', attempts = attempts + 1,"
+                    " worker_id = %s, started_at = now(), updated_at = now(), lease_seconds = %s,"
+                    " next_attempt_at = NULL WHERE pj_id = %s"
+                    " RETURNING delivery_id, event_name, attempts, received_at",
+                    (worker_id, lease_seconds, job[0]),
+                ).fetchone()
+                if row is None:  # a procrastinate job that is not ours: leave it done
+                    conn.execute("SELECT procrastinate_finish_job_v1(%s, 'failed', false)", job)
+                    return None
+                body = conn.execute(
+                    "SELECT body FROM agentbot_payloads WHERE delivery_id = %s", (row[0],)
+                ).fetchone()
+        except psycopg.Error as exc:
+            raise QueueError(f"PostgreSQL queue: cannot claim: {exc}") from exc
+        return QueuedJob(
+            id=row[0],
+            delivery_id=row[0],
+            event_name=row[1],
+            payload=bytes(body[0]) if body else b"",
+            attempts=row[2],
+            state=JobState.RUNNING,
+            received_at=row[3],
+            worker_id=worker_id,
+        )
+
+    def _recover_stalled(self, conn: psycopg.Connection[tuple[Any, ...]], lease: float) -> None:
+        # Rows of workers long gone (killed processes); their jobs count as stalled below.
+        conn.execute("SELECT procrastinate_prune_stalled_workers_v1(%s)", (max(10 * lease, 600.0),))
+        stalled = conn.execute(_STALLED, {"queue": QUEUE_NAME}).fetchall()
+        for pj_id, delivery_id, attempts in stalled:
+            if attempts >= self.max_attempts:
+                conn.execute("SELECT procrastinate_finish_job_v1(%s, 'failed', false)", (pj_id,))
+                conn.execute(
+                    "UPDATE agentbot_deliveries SET state = 'dead', finished_at = now(),"
+                    " updated_at = now(), error = %s WHERE delivery_id = %s",
+                    (
+                        f"the worker stopped (lease expired) on each of {attempts} attempts",
+                        delivery_id,
+                    ),
+                )
+                conn.execute("DELETE FROM agentbot_running_keys WHERE job_id = %s", (delivery_id,))
+            else:
+                conn.execute(
+                    "SELECT procrastinate_retry_job_v2(%s, now(), NULL, NULL, NULL)", (pj_id,)
+                )
+                conn.execute(
+                    "UPDATE agentbot_deliveries SET state = 'queued', updated_at = now()"
+                    " WHERE delivery_id = %s",
+                    (delivery_id,),
+                )
+
+    def heartbeat(self, job_id: str, worker_id: str, lease_seconds: float) -> bool:
+        """Refresh the worker's procrastinate heartbeat; False if the job left it."""
+        with self._workers_lock:
+            wid = self._workers.get(worker_id)
+        if wid is None:
+            return False
+        rows = self._q(
+            "WITH beat AS (UPDATE procrastinate_workers SET last_heartbeat = now()"
+            " WHERE id = %(wid)s RETURNING id)"
+            " UPDATE agentbot_deliveries d SET lease_seconds = %(lease)s, updated_at = now()"
+            " FROM procrastinate_jobs j, beat WHERE j.id = d.pj_id AND beat.id = j.worker_id"
+            " AND d.delivery_id = %(job)s AND j.status = 'doing' AND d.state = 'running'"
+            " RETURNING 1",
+            {"wid": wid, "job": job_id, "lease": lease_seconds},
+        )
+        return bool(rows)
+
+    def _owned(
+        self, conn: psycopg.Connection[tuple[Any, ...]], job_id: str, worker_id: str | None
+    ) -> tuple[int, int, str] | None:
+        """Lock the job (procrastinate row first, as claims do); return it if we may finish it."""
+        ref = conn.execute(
+            "SELECT pj_id FROM agentbot_deliveries WHERE delivery_id = %s", (job_id,)
+        ).fetchone()
+        if ref is None:
+            return None
+        job = conn.execute(
+            "SELECT status::text, worker_id FROM procrastinate_jobs WHERE id = %s FOR UPDATE",
+            (ref[0],),
+        ).fetchone()
+        status, pj_worker = job if job is not None else ("", None)
+        mine = conn.execute(
+            "SELECT attempts, state FROM agentbot_deliveries WHERE delivery_id = %s FOR UPDATE",
+            (job_id,),
+        ).fetchone()
+        assert mine is not None
+        attempts, state = mine
+        if worker_id is not None:
+            with self._workers_lock:
+                wid = self._workers.get(worker_id)
+            if state != "running" or wid is None or pj_worker != wid:
+                return None
+        return ref[0], attempts, status
+
+    def complete(
+        self, job_id: str, result: JobResult | None, decision: str, *, worker_id: str | None = None
+    ) -> bool:
+        """`done` with the result, or `ignored` when there is none."""
+        state = JobState.DONE if result is not None else JobState.IGNORED
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                owned = self._owned(conn, job_id, worker_id)
+                if owned is None:
+                    return False
+                if owned[2] in ("doing", "todo"):
+                    conn.execute(
+                        "SELECT procrastinate_finish_job_v1(%s, 'succeeded', false)", (owned[0],)
+                    )
+                conn.execute(
+                    "UPDATE agentbot_deliveries SET state = %s, result = %s::jsonb, decision = %s,"
+                    " finished_at = now(), updated_at = now() WHERE delivery_id = %s",
+                    (state.value, result_json(result), decision, job_id),
+                )
+                conn.execute("DELETE FROM agentbot_running_keys WHERE job_id = %s", (job_id,))
+        except psycopg.Error as exc:
+            raise QueueError(f"PostgreSQL queue: cannot complete {job_id}: {exc}") from exc
+        return True
+
+    def fail(
+        self,
+        job_id: str,
+        error: str,
+        retry_at: datetime | None,
+        *,
+        worker_id: str | None = None,
+    ) -> bool:
+        """Retry through procrastinate at `retry_at`, or bury the job."""
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                owned = self._owned(conn, job_id, worker_id)
+                if owned is None:
+                    return False
+                pj_id, attempts, status = owned
+                if retry_at is not None and attempts < self.max_attempts:
+                    if status in ("doing", "failed"):
+                        conn.execute(
+                            "SELECT procrastinate_retry_job_v2(%s, %s, NULL, NULL, NULL)",
+                            (pj_id, retry_at),
+                        )
+                    conn.execute(
+                        "UPDATE agentbot_deliveries SET state = 'failed', error = %s,"
+                        " next_attempt_at = %s, updated_at = now() WHERE delivery_id = %s",
+                        (error, retry_at, job_id),
+                    )
+                else:
+                    if status in ("doing", "todo"):
+                        conn.execute(
+                            "SELECT procrastinate_finish_job_v1(%s, 'failed', false)", (pj_id,)
+                        )
+                    conn.execute(
+                        "UPDATE agentbot_deliveries SET state = 'dead', error = %s,"
+                        " next_attempt_at = NULL, finished_at = now(), updated_at = now()"
+                        " WHERE delivery_id = %s",
+                        (error, job_id),
+                    )
+                conn.execute("DELETE FROM agentbot_running_keys WHERE job_id = %s", (job_id,))
+        except psycopg.Error as exc:
+            raise QueueError(f"PostgreSQL queue: cannot fail {job_id}: {exc}") from exc
+        return True
+
+    def annotate(
+        self, job_id: str, *, repo: str = "", number: int | None = None, kind: str = ""
+    ) -> None:
+        """Record repo, issue/PR number and kind for the jobs page."""
+        self._q(
+            "UPDATE agentbot_deliveries SET repo = CASE WHEN %(repo)s = '' THEN repo"
+            " ELSE %(repo)s END, number = coalesce(%(number)s, number),"
+            " kind = CASE WHEN %(kind)s = '' THEN kind ELSE %(kind)s END"
+            " WHERE delivery_id = %(job)s",
+            {"repo": repo, "number": number, "kind": kind, "job": job_id},
+        )
+
+    def acquire_key(self, key: str, job_id: str) -> bool:
+        """Hold `key` unless another running job holds it."""
+        return bool(self._q(_ACQUIRE, {"key": key, "job": job_id}))
+
+    def release_key(self, key: str, job_id: str) -> None:
+        """Give `key` back if this job holds it."""
+        self._q("DELETE FROM agentbot_running_keys WHERE key = %s AND job_id = %s", (key, job_id))
+
+    def append_log(self, job_id: str, line: str) -> None:
+        """Add one line to the job's log."""
+        self._q("INSERT INTO agentbot_job_logs (job_id, line) VALUES (%s, %s)", (job_id, line))
+
+    def list(self, limit: int = 50, state: JobState | None = None) -> list[JobRecord]:
+        """The newest jobs first, without logs."""
+        where = "WHERE state = %s" if state is not None else ""
+        args: tuple[Any, ...] = (JobState(state).value,) if state is not None else ()
+        rows = self._q(
+            f"SELECT {_COLUMNS} FROM agentbot_deliveries {where} ORDER BY seq DESC LIMIT %s",  # noqa: S608
+            (*args, limit),
+        )
+        return [_record(r) for r in rows]
+
+    def get(self, job_id: str) -> JobRecord | None:
+        """One job with its log lines."""
+        rows = self._q(
+            f"SELECT {_COLUMNS} FROM agentbot_deliveries WHERE delivery_id = %s",  # noqa: S608
+            (job_id,),
+        )
+        if not rows:
+            return None
+        lines = self._q(
+            "SELECT line FROM agentbot_job_logs WHERE job_id = %s ORDER BY id", (job_id,)
+        )
+        return _record(rows[0]).model_copy(update={"log": [r[0] for r in lines]})
+
+    def counts(self) -> dict[JobState, int]:
+        """Jobs per state."""
+        out = dict.fromkeys(JobState, 0)
+        for state, n in self._q("SELECT state, count(*) FROM agentbot_deliveries GROUP BY state"):
+            out[JobState(state)] = int(n)
+        return out
+
+    def ping(self) -> None:
+        """Raise QueueError if PostgreSQL is unreachable."""
+        self._q("SELECT 1")
+
+    def close(self) -> None:
+        """Unregister our procrastinate workers and close the pool."""
+        with self._workers_lock:
+            ids = list(self._workers.values())
+            self._workers.clear()
+        try:
+            for wid in ids:
+                self._q("SELECT procrastinate_unregister_worker_v1(%s)", (wid,))
+        except QueueError:
+            pass  # the server is gone; the rows are pruned as stalled later
+        self._pool.close()
+
+
+def _result(value: Any) -> JobResult | None:
+    """A stored result (jsonb arrives as a dict); an unreadable one reads as None."""
+    if value is None:
+        return None
+    try:
+        return JobResult.model_validate(value)
+    except ValueError:
+        return None
+
+
+def _record(row: tuple[Any, ...]) -> JobRecord:
+    return JobRecord(
+        id=row[0],
+        delivery_id=row[0],
+        event_name=row[1],
+        state=JobState(row[2]),
+        attempts=row[3],
+        received_at=row[4],
+        updated_at=row[5],
+        started_at=row[6],
+        finished_at=row[7],
+        next_attempt_at=row[8],
+        worker_id=row[9],
+        repo=row[10],
+        number=row[11],
+        kind=row[12],
+        decision=row[13],
+        error=row[14],
+        result=_result(row[15]),
+    )

@@ -1,0 +1,372 @@
+"""The SQLite queue: one file, WAL, delivery id primary key, lease-based claims.
+
+Safe across threads and processes: each thread has its own connection; writes in this
+process are serialized by a lock (so threads never sleep in SQLite's busy handler), and
+other processes are waited for through `busy_timeout`. Every write transaction is
+`BEGIN IMMEDIATE` and `synchronous=FULL`, so a delivery acknowledged with 202 is on disk.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bot.clock import Clock, SystemClock
+from bot.errors import QueueError
+from bot.models import JobResult
+from bot.queue import (
+    DEFAULT_MAX_ATTEMPTS,
+    JobRecord,
+    JobState,
+    QueuedJob,
+    check_delivery_id,
+    payload_bytes,
+    result_from_json,
+    result_json,
+)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    delivery_id TEXT PRIMARY KEY,
+    event_name TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'queued',
+    attempts INTEGER NOT NULL DEFAULT 0,
+    received_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    started_at REAL,
+    finished_at REAL,
+    next_attempt_at REAL,
+    lease_expires_at REAL,
+    worker_id TEXT NOT NULL DEFAULT '',
+    repo TEXT NOT NULL DEFAULT '',
+    number INTEGER,
+    kind TEXT NOT NULL DEFAULT '',
+    decision TEXT NOT NULL DEFAULT '',
+    error TEXT NOT NULL DEFAULT '',
+    result TEXT
+);
+CREATE INDEX IF NOT EXISTS jobs_state ON jobs (state);
+-- Payloads apart: a state change must not rewrite a 25 MB row.
+CREATE TABLE IF NOT EXISTS payloads (delivery_id TEXT PRIMARY KEY, body BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS job_logs (
+    id INTEGER PRIMARY KEY, job_id TEXT NOT NULL, ts REAL NOT NULL, line TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS job_logs_job ON job_logs (job_id, id);
+CREATE TABLE IF NOT EXISTS running_keys (key TEXT PRIMARY KEY, job_id TEXT NOT NULL);
+"""
+
+_COLUMNS = (
+    "delivery_id, event_name, state, attempts, received_at, updated_at, started_at,"
+    " finished_at, next_attempt_at, worker_id, repo, number, kind, decision, error, result"
+)
+
+# The oldest due job; each branch is an index lookup on `state`, not a scan of done jobs.
+_CLAIM = """
+UPDATE jobs SET state = 'running', worker_id = :worker, attempts = attempts + 1,
+    lease_expires_at = :expires, started_at = :now, updated_at = :now, next_attempt_at = NULL
+WHERE rowid = (SELECT min(r) FROM (
+    SELECT min(rowid) AS r FROM jobs WHERE state = 'queued'
+    UNION ALL SELECT min(rowid) FROM jobs WHERE state = 'failed' AND next_attempt_at <= :now
+    UNION ALL SELECT min(rowid) FROM jobs WHERE state = 'running' AND lease_expires_at <= :now))
+RETURNING delivery_id, event_name, attempts, received_at
+"""
+
+# A lapsed lease on a job out of attempts: it killed its worker that often; stop.
+_BURY = """
+UPDATE jobs SET state = 'dead', finished_at = :now, updated_at = :now, lease_expires_at = NULL,
+    error = 'the worker stopped (lease expired) on each of ' || attempts || ' attempts'
+WHERE state = 'running' AND lease_expires_at <= :now AND attempts >= :max
+RETURNING delivery_id
+"""
+
+_ACQUIRE = """
+INSERT INTO running_keys (key, job_id) VALUES (:key, :job)
+ON CONFLICT (key) DO UPDATE SET job_id = excluded.job_id
+WHERE running_keys.job_id = excluded.job_id OR NOT EXISTS (
+    SELECT 1 FROM jobs WHERE jobs.delivery_id = running_keys.job_id AND jobs.state = 'running')
+RETURNING job_id
+"""
+
+
+def _ts(value: float | None) -> datetime | None:
+    return datetime.fromtimestamp(value, UTC) if value is not None else None
+
+
+class SqliteQueue:
+    """The default queue: a single SQLite file (see the module docstring)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        clock: Clock | None = None,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        busy_timeout: float = 30.0,
+    ) -> None:
+        if sqlite3.sqlite_version_info < (3, 35, 0):
+            raise QueueError(f"SQLite >= 3.35 is needed (found {sqlite3.sqlite_version})")
+        self.path = Path(path)
+        self.clock: Clock = clock or SystemClock()
+        self.max_attempts = max_attempts
+        self._busy_timeout = busy_timeout
+        self._local = threading.local()
+        self._write_lock = threading.Lock()
+        self._conns: list[sqlite3.Connection] = []
+        self._conns_lock = threading.Lock()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = self._conn()
+        with self._write_lock:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.executescript(_SCHEMA)
+
+    # --- plumbing ---------------------------------------------------------------------------
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            try:
+                conn = sqlite3.connect(
+                    self.path, isolation_level=None, check_same_thread=False, timeout=0
+                )
+                conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
+                conn.execute("PRAGMA synchronous = FULL")
+            except sqlite3.Error as exc:
+                raise QueueError(f"cannot open the queue {self.path}: {exc}") from exc
+            self._local.conn = conn
+            with self._conns_lock:
+                self._conns.append(conn)
+        return conn
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, serialized in-process, committed on exit."""
+        conn = self._conn()
+        with self._write_lock:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise QueueError(f"queue {self.path} is busy or unwritable: {exc}") from exc
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                conn.execute("ROLLBACK")
+                raise QueueError(f"cannot commit to the queue {self.path}: {exc}") from exc
+
+    def _now(self) -> float:
+        return self.clock.now().timestamp()
+
+    # --- the contract -----------------------------------------------------------------------
+
+    def enqueue(
+        self,
+        delivery_id: str,
+        event_name: str,
+        payload: bytes | Mapping[str, Any],
+        *,
+        repo: str = "",
+    ) -> bool:
+        """Store a delivery durably; False if the delivery id is already stored."""
+        check_delivery_id(delivery_id)
+        body = payload_bytes(payload)
+        now = self._now()
+        with self._tx() as conn:
+            cur = conn.execute(
+                "INSERT INTO jobs (delivery_id, event_name, received_at, updated_at, repo)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (delivery_id) DO NOTHING",
+                (delivery_id, event_name, now, now, repo),
+            )
+            if cur.rowcount == 0:
+                return False
+            conn.execute("INSERT INTO payloads VALUES (?, ?)", (delivery_id, body))
+        return True
+
+    def claim(self, worker_id: str, lease_seconds: float) -> QueuedJob | None:
+        """Take the oldest due job under a lease of `lease_seconds`."""
+        now = self._now()
+        args = {"worker": worker_id, "now": now, "expires": now + lease_seconds}
+        with self._tx() as conn:
+            buried = [r[0] for r in conn.execute(_BURY, {"now": now, "max": self.max_attempts})]
+            for job_id in buried:
+                conn.execute("DELETE FROM running_keys WHERE job_id = ?", (job_id,))
+            row = conn.execute(_CLAIM, args).fetchone()
+            if row is None:
+                return None
+            body = conn.execute(
+                "SELECT body FROM payloads WHERE delivery_id = ?", (row[0],)
+            ).fetchone()
+        return QueuedJob(
+            id=row[0],
+            delivery_id=row[0],
+            event_name=row[1],
+            payload=bytes(body[0]) if body else b"",
+            attempts=row[2],
+            state=JobState.RUNNING,
+            received_at=datetime.fromtimestamp(row[3], UTC),
+            worker_id=worker_id,
+        )
+
+    def heartbeat(self, job_id: str, worker_id: str, lease_seconds: float) -> bool:
+        """Extend this worker's lease on the job; False if it is not this worker's any more."""
+        now = self._now()
+        with self._tx() as conn:
+            row = conn.execute(
+                "UPDATE jobs SET lease_expires_at = ?, updated_at = ? WHERE delivery_id = ?"
+                " AND state = 'running' AND worker_id = ? RETURNING 1",
+                (now + lease_seconds, now, job_id, worker_id),
+            ).fetchone()
+        return row is not None
+
+    def _finish(self, job_id: str, worker_id: str | None, sets: str, args: dict[str, Any]) -> bool:
+        owner = " AND state = 'running' AND worker_id = :worker" if worker_id is not None else ""
+        with self._tx() as conn:
+            row = conn.execute(
+                f"UPDATE jobs SET {sets}, updated_at = :now, lease_expires_at = NULL"  # noqa: S608
+                f" WHERE delivery_id = :job{owner} RETURNING 1",
+                {**args, "job": job_id, "worker": worker_id, "now": self._now()},
+            ).fetchone()
+            if row is not None:
+                conn.execute("DELETE FROM running_keys WHERE job_id = ?", (job_id,))
+        return row is not None
+
+    def complete(
+        self, job_id: str, result: JobResult | None, decision: str, *, worker_id: str | None = None
+    ) -> bool:
+        """`done` with the result, or `ignored` when there is none."""
+        state = JobState.DONE if result is not None else JobState.IGNORED
+        sets = "state = :state, result = :result, decision = :decision, finished_at = :now"
+        args = {"state": state.value, "result": result_json(result), "decision": decision}
+        return self._finish(job_id, worker_id, sets, args)
+
+    def fail(
+        self,
+        job_id: str,
+        error: str,
+        retry_at: datetime | None,
+        *,
+        worker_id: str | None = None,
+    ) -> bool:
+        """Schedule a retry, or bury the job when there is none or attempts ran out."""
+        retry = retry_at.timestamp() if retry_at is not None else None
+        sets = (
+            "error = :error, next_attempt_at = CASE WHEN :retry IS NULL OR attempts >= :max"
+            " THEN NULL ELSE :retry END, state = CASE WHEN :retry IS NULL OR attempts >= :max"
+            " THEN 'dead' ELSE 'failed' END, finished_at = CASE WHEN :retry IS NULL"
+            " OR attempts >= :max THEN :now END"
+        )
+        args = {"error": error, "retry": retry, "max": self.max_attempts}
+        return self._finish(job_id, worker_id, sets, args)
+
+    def annotate(
+        self, job_id: str, *, repo: str = "", number: int | None = None, kind: str = ""
+    ) -> None:
+        """Record repo, issue/PR number and kind for the jobs page."""
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE jobs SET repo = CASE WHEN ? = '' THEN repo ELSE ? END,"
+                " number = coalesce(?, number), kind = CASE WHEN ? = '' THEN kind ELSE ? END"
+                " WHERE delivery_id = ?",
+                (repo, repo, number, kind, kind, job_id),
+            )
+
+    def acquire_key(self, key: str, job_id: str) -> bool:
+        """Hold `key` unless another running job holds it."""
+        with self._tx() as conn:
+            row = conn.execute(_ACQUIRE, {"key": key, "job": job_id}).fetchone()
+        return row is not None
+
+    def release_key(self, key: str, job_id: str) -> None:
+        """Give `key` back if this job holds it."""
+        with self._tx() as conn:
+            conn.execute("DELETE FROM running_keys WHERE key = ? AND job_id = ?", (key, job_id))
+
+    def append_log(self, job_id: str, line: str) -> None:
+        """Add one line to the job's log."""
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO job_logs (job_id, ts, line) VALUES (?, ?, ?)",
+                (job_id, self._now(), line),
+            )
+
+    def _records(self, where: str, args: tuple[Any, ...], limit: int) -> list[JobRecord]:
+        try:
+            rows = (
+                self._conn()
+                .execute(
+                    f"SELECT {_COLUMNS} FROM jobs {where} ORDER BY rowid DESC LIMIT ?",  # noqa: S608
+                    (*args, limit),
+                )
+                .fetchall()
+            )
+        except sqlite3.Error as exc:
+            raise QueueError(f"cannot read the queue {self.path}: {exc}") from exc
+        return [_record(row) for row in rows]
+
+    def list(self, limit: int = 50, state: JobState | None = None) -> list[JobRecord]:
+        """The newest jobs first, without logs."""
+        if state is None:
+            return self._records("", (), limit)
+        return self._records("WHERE state = ?", (JobState(state).value,), limit)
+
+    def get(self, job_id: str) -> JobRecord | None:
+        """One job with its log lines."""
+        found = self._records("WHERE delivery_id = ?", (job_id,), 1)
+        if not found:
+            return None
+        lines = self._conn().execute(
+            "SELECT line FROM job_logs WHERE job_id = ? ORDER BY id", (job_id,)
+        )
+        return found[0].model_copy(update={"log": [r[0] for r in lines]})
+
+    def counts(self) -> dict[JobState, int]:
+        """Jobs per state."""
+        out = dict.fromkeys(JobState, 0)
+        for state, n in self._conn().execute("SELECT state, count(*) FROM jobs GROUP BY state"):
+            out[JobState(state)] = n
+        return out
+
+    def ping(self) -> None:
+        """Raise QueueError if the file cannot be read."""
+        try:
+            self._conn().execute("SELECT 1 FROM jobs LIMIT 1").fetchall()
+        except sqlite3.Error as exc:
+            raise QueueError(f"queue {self.path} is unreadable: {exc}") from exc
+
+    def close(self) -> None:
+        """Close every connection this queue opened."""
+        with self._conns_lock:
+            for conn in self._conns:
+                conn.close()
+            self._conns.clear()
+        self._local = threading.local()
+
+
+def _record(row: sqlite3.Row | tuple[Any, ...]) -> JobRecord:
+    return JobRecord(
+        id=row[0],
+        delivery_id=row[0],
+        event_name=row[1],
+        state=JobState(row[2]),
+        attempts=row[3],
+        received_at=datetime.fromtimestamp(row[4], UTC),
+        updated_at=datetime.fromtimestamp(row[5], UTC),
+        started_at=_ts(row[6]),
+        finished_at=_ts(row[7]),
+        next_attempt_at=_ts(row[8]),
+        worker_id=row[9],
+        repo=row[10],
+        number=row[11],
+        kind=row[12],
+        decision=row[13],
+        error=row[14],
+        result=result_from_json(row[15]),
+    )
