@@ -1,0 +1,161 @@
+"""The bash tool: one fresh `bash -c` per call in the workspace, with a timeout and a cap.
+
+Each call is a new shell whose working directory is the workspace: `cd` and variables do
+not carry over to the next call (chain commands with `&&`), and `restart` is accepted as a
+no-op. The shell leads its own process group; on timeout the whole group is killed
+(SIGKILL), and when the command returns any process it left running in the background is
+killed too, so nothing outlives the call. Output (stdout and stderr, interleaved) is read
+as it comes and only its head and tail are kept, so a command printing gigabytes costs
+little memory.
+
+This is not a sandbox: the command can read anything the worker's user can. What keeps
+secrets out is the environment (`scrubbed_env`); isolation is the runner's job (an Actions
+runner or a container).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from bot.tools.base import cap_text, cut_marker
+
+_SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE")
+_SECRET_PREFIXES = ("ANTHROPIC_", "OPENAI_", "AGENTBOT_", "ACTIONS_", "GITHUB_APP_")
+_SECRET_NAMES = frozenset({"SSH_AUTH_SOCK", "GPG_AGENT_INFO", "GH_ENTERPRISE_TOKEN"})
+_SECRET_VALUE = re.compile(
+    r"\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_|\bsk-[A-Za-z0-9_-]{20,}"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY|://[^/@\s:]+:[^/@\s]+@"
+)
+
+SHELL_DEFAULTS: dict[str, str] = {
+    "GIT_TERMINAL_PROMPT": "0",  # a git prompt would hang until the timeout
+    "GIT_PAGER": "cat",
+    "PAGER": "cat",
+}
+"""Set for every command so nothing waits for a terminal."""
+
+_CHUNK = 65_536
+
+
+def is_secret(name: str, value: str) -> bool:
+    """True when a variable looks like a credential, by its name or by its value."""
+    upper = name.upper()
+    return (
+        any(word in upper for word in _SECRET_WORDS)
+        or upper.startswith(_SECRET_PREFIXES)
+        or upper in _SECRET_NAMES
+        or _SECRET_VALUE.search(value) is not None
+    )
+
+
+def scrubbed_env(base: Mapping[str, str]) -> dict[str, str]:
+    """`base` without credentials: names with TOKEN/KEY/SECRET/PASSWORD/PRIVATE (any case),
+    ANTHROPIC_*/OPENAI_*/AGENTBOT_*/ACTIONS_*/GITHUB_APP_* variables, the SSH agent socket, and
+    any value that holds a token, a private key or a URL with a password."""
+    return {k: v for k, v in base.items() if not is_secret(k, v)}
+
+
+class _Capture:
+    """Keeps the first and the last `limit` bytes of a stream and counts the rest."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def drain(self, stream: IO[bytes]) -> None:
+        fd = stream.fileno()
+        while chunk := os.read(fd, _CHUNK):
+            self.feed(chunk)
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.limit - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            if len(self.tail) > self.limit:
+                del self.tail[: len(self.tail) - self.limit]
+
+    def text(self, cap: int) -> str:
+        dropped = self.total - len(self.head) - len(self.tail)
+        if dropped == 0:
+            return cap_text(bytes(self.head + self.tail).decode(errors="replace"), cap)
+        half = max((cap - 160) // 2, 1)
+        head = self.head.decode(errors="replace")[:half]
+        tail = self.tail.decode(errors="replace")[-half:]
+        cut = self.total - len(head.encode()) - len(tail.encode())
+        return head + cut_marker(cut, self.total, "bytes") + tail
+
+
+@dataclass(frozen=True)
+class BashRun:
+    """One command's outcome."""
+
+    output: str
+    exit_code: int
+    timed_out: bool
+    total_bytes: int
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # already gone
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def run_bash(
+    command: str, *, cwd: Path, env: Mapping[str, str], timeout: float, cap: int
+) -> BashRun:
+    """Run `bash -c command` in `cwd`; kill its process group on timeout and on return."""
+    proc = subprocess.Popen(
+        ["bash", "-c", command],
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # own process group: killpg reaches every child
+    )
+    assert proc.stdout is not None
+    capture = _Capture(cap)
+    reader = threading.Thread(target=capture.drain, args=(proc.stdout,), daemon=True)
+    reader.start()
+    timed_out = False
+    try:
+        exit_code = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(proc.pid)
+        exit_code = proc.wait()
+    finally:
+        _kill_group(proc.pid)  # background jobs die with the call
+    # A process that left the group (setsid) may still hold the pipe; don't wait for it.
+    reader.join(timeout=5.0)
+    if not reader.is_alive():
+        proc.stdout.close()
+    return BashRun(capture.text(cap), exit_code, timed_out, capture.total)
+
+
+def format_run(run: BashRun, timeout: float) -> str:
+    """The text the model sees for one command."""
+    parts = [run.output.rstrip("\n") or "(no output)"]
+    if run.timed_out:
+        parts.append(
+            f"[timed out after {timeout:g} s: the command and its child processes were killed;"
+            " narrow it (fewer tests, a smaller input) and run it again]"
+        )
+    elif run.exit_code != 0:
+        parts.append(f"[exit code {run.exit_code}]")
+    return "\n".join(parts)
