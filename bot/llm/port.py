@@ -50,6 +50,10 @@ class Reply(BaseModel):
         """All text blocks joined."""
         return "\n".join(b.text for b in self.content if isinstance(b, TextBlock))
 
+    def as_message(self) -> dict[str, Any]:
+        """This reply as the assistant message to append to the history (Anthropic shape)."""
+        return {"role": "assistant", "content": [b.model_dump() for b in self.content]}
+
 
 class LLM(Protocol):
     """What the agent loop needs from a provider.

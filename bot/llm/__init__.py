@@ -1,0 +1,78 @@
+"""LLM port and adapters: provider-neutral types, `make_llm`, and the provider adapters.
+
+The adapters import their SDKs lazily (`AnthropicLLM`, `OpenAICompatLLM` are loaded on first
+access) so that importing the port types stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from bot.clock import Clock
+from bot.errors import ConfigError
+from bot.llm.port import LLM, ContentBlock, Reply, StopReason, TextBlock, ToolUseBlock
+from bot.llm.schemas import BASH_TOOL, EDITOR_TOOL, function_tool_schemas, tool_spec
+from bot.models import LLMProviderConfig
+
+if TYPE_CHECKING:
+    from bot.llm.anthropic import AnthropicLLM
+    from bot.llm.openai_compat import OpenAICompatLLM
+
+__all__ = [
+    "BASH_TOOL",
+    "EDITOR_TOOL",
+    "LLM",
+    "AnthropicLLM",
+    "ContentBlock",
+    "OpenAICompatLLM",
+    "Reply",
+    "StopReason",
+    "TextBlock",
+    "ToolUseBlock",
+    "function_tool_schemas",
+    "make_llm",
+    "tool_spec",
+]
+
+
+def make_llm(cfg: LLMProviderConfig, *, clock: Clock | None = None) -> LLM:
+    """The adapter for a provider config: Anthropic's API, or an OpenAI-compatible one."""
+    if cfg.provider == "anthropic":
+        from bot.llm.anthropic import AnthropicLLM
+
+        return AnthropicLLM(
+            model=cfg.model,
+            api_key=cfg.api_key,
+            base_url=cfg.base_url,
+            clock=clock,
+            max_retries=cfg.max_retries,
+            timeout=float(cfg.timeout),
+            temperature=cfg.temperature,
+        )
+    from bot.llm.openai_compat import OpenAICompatLLM
+
+    if not cfg.base_url:
+        raise ConfigError(f"provider {cfg.provider!r} needs a base_url", path="base_url")
+    return OpenAICompatLLM(
+        model=cfg.model,
+        api_key=cfg.api_key,
+        base_url=cfg.base_url,
+        clock=clock,
+        max_retries=cfg.max_retries,
+        timeout=float(cfg.timeout),
+        provider=cfg.provider,
+        temperature=cfg.temperature,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    """Load an adapter class (and its SDK) on first use."""
+    if name == "AnthropicLLM":
+        from bot.llm.anthropic import AnthropicLLM
+
+        return AnthropicLLM
+    if name == "OpenAICompatLLM":
+        from bot.llm.openai_compat import OpenAICompatLLM
+
+        return OpenAICompatLLM
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
