@@ -1,0 +1,200 @@
+"""Token prices, the cost of a call, and the per-job budget (turns, USD, minutes).
+
+Prices are USD per million tokens, from the providers' public price lists (checked
+2026-01): `input` (uncached), `output`, `cache_write` (Anthropic's 5-minute cache write,
+1.25 x input) and `cache_read`. A model name is matched after dropping a provider prefix
+(`anthropic/`, Bedrock's `anthropic.`), a date suffix (`-20250929…`) or `-latest`, first
+exactly, then by the longest table key it starts with (`claude-opus-4-7` -> `claude-opus-4`).
+A model found nowhere is priced at `UNKNOWN_MODEL_PRICE`, the most expensive current model
+(Claude Opus 4.1), so an unknown model stops early rather than overspends; set its real
+price in `.github/agentbot.yml` `prices:`. Long-context surcharges (over 200k input tokens)
+are not modelled.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from bot.clock import Clock
+from bot.errors import ConfigError, LimitsExceeded
+from bot.models import Usage
+
+PRICE_FIELDS = ("input", "output", "cache_write", "cache_read")
+
+
+@dataclass(frozen=True)
+class ModelPrice:
+    """USD per million tokens."""
+
+    input: float
+    output: float
+    cache_write: float
+    cache_read: float
+
+
+def _anthropic(input: float, output: float) -> ModelPrice:
+    # Anthropic bills a 5-minute cache write at 1.25x input and a cache read at 0.1x input.
+    return ModelPrice(input, output, input * 1.25, input * 0.1)
+
+
+def _cached(input: float, output: float, cache_read: float) -> ModelPrice:
+    # OpenAI and DeepSeek cache automatically: no write surcharge.
+    return ModelPrice(input, output, input, cache_read)
+
+
+DEFAULT_PRICES: dict[str, ModelPrice] = {
+    "claude-opus-4-6": _anthropic(5.0, 25.0),
+    "claude-opus-4-5": _anthropic(5.0, 25.0),
+    "claude-opus-4-1": _anthropic(15.0, 75.0),
+    "claude-opus-4": _anthropic(15.0, 75.0),
+    "claude-sonnet-4-6": _anthropic(3.0, 15.0),
+    "claude-sonnet-4-5": _anthropic(3.0, 15.0),
+    "claude-sonnet-4": _anthropic(3.0, 15.0),
+    "claude-3-7-sonnet": _anthropic(3.0, 15.0),
+    "claude-haiku-4-5": _anthropic(1.0, 5.0),
+    "claude-3-5-haiku": _anthropic(0.8, 4.0),
+    "claude-3-haiku": _anthropic(0.25, 1.25),
+    "gpt-5": _cached(1.25, 10.0, 0.125),
+    "gpt-5-mini": _cached(0.25, 2.0, 0.025),
+    "gpt-5-nano": _cached(0.05, 0.4, 0.005),
+    "gpt-4.1": _cached(2.0, 8.0, 0.5),
+    "gpt-4.1-mini": _cached(0.4, 1.6, 0.1),
+    "gpt-4.1-nano": _cached(0.1, 0.4, 0.025),
+    "gpt-4o": _cached(2.5, 10.0, 1.25),
+    "gpt-4o-mini": _cached(0.15, 0.6, 0.075),
+    "o3": _cached(2.0, 8.0, 0.5),
+    "o4-mini": _cached(1.1, 4.4, 0.275),
+    "deepseek-chat": _cached(0.28, 0.42, 0.028),
+    "deepseek-reasoner": _cached(0.28, 0.42, 0.028),
+}
+
+UNKNOWN_MODEL_PRICE = _anthropic(15.0, 75.0)
+"""Used for a model in neither the table nor the overrides: Claude Opus 4.1's price."""
+
+_DATE_SUFFIX = re.compile(r"-(\d{8}|latest)\b.*$")
+
+
+def normalize_model(model: str) -> str:
+    """The table key form of a model name: `anthropic.claude-sonnet-4-5-20250929-v1:0` ->
+    `claude-sonnet-4-5`."""
+    name = model.strip().lower().rsplit("/", 1)[-1]
+    if "claude-" in name:
+        name = name[name.index("claude-") :].replace(".", "-")  # OpenRouter writes 4.5
+    return _DATE_SUFFIX.sub("", name)
+
+
+def _match(name: str, keys: list[str]) -> str | None:
+    if name in keys:
+        return name
+    prefixes = [k for k in keys if name.startswith(k + "-")]
+    return max(prefixes, key=len) if prefixes else None
+
+
+def validate_prices(overrides: Mapping[str, Mapping[str, float]]) -> None:
+    """Raise ConfigError for an unknown price field or a negative or non-numeric price."""
+    for model, fields in overrides.items():
+        for key, value in fields.items():
+            path = f"prices.{model}.{key}"
+            if key not in PRICE_FIELDS:
+                raise ConfigError(
+                    f"unknown price field; use one of {', '.join(PRICE_FIELDS)}", path=path
+                )
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise ConfigError(
+                    "a price must be a number >= 0 (USD per million tokens)", path=path
+                )
+
+
+def price_for(model: str, overrides: Mapping[str, Mapping[str, float]] | None = None) -> ModelPrice:
+    """The price of a model: the table's (or the unknown-model default) with overrides applied."""
+    name = normalize_model(model)
+    key = _match(name, list(DEFAULT_PRICES))
+    price = DEFAULT_PRICES[key] if key else UNKNOWN_MODEL_PRICE
+    if overrides:
+        validate_prices(overrides)
+        by_name = {normalize_model(k): v for k, v in overrides.items()}
+        hit = _match(name, list(by_name))
+        if hit is not None:
+            price = replace(price, **{k: float(v) for k, v in by_name[hit].items()})
+    return price
+
+
+def cost_usd(
+    model: str, usage: Usage, overrides: Mapping[str, Mapping[str, float]] | None = None
+) -> float:
+    """USD a call (or a sum of calls) of this model cost."""
+    p = price_for(model, overrides)
+    return (
+        usage.input_tokens * p.input
+        + usage.output_tokens * p.output
+        + usage.cache_creation_input_tokens * p.cache_write
+        + usage.cache_read_input_tokens * p.cache_read
+    ) / 1_000_000
+
+
+class BudgetTracker:
+    """One job's spending: `check()` before each LLM call, `record(usage)` after it."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        max_turns: int,
+        max_usd: float,
+        max_minutes: float,
+        clock: Clock,
+        prices: Mapping[str, Mapping[str, float]] | None = None,
+    ) -> None:
+        if prices:
+            validate_prices(prices)  # fail at job start, not after the first paid call
+        self.model = model
+        self.max_turns = max_turns
+        self.max_usd = max_usd
+        self.max_minutes = max_minutes
+        self.prices = prices
+        self.usage = Usage()
+        self.cost_usd = 0.0
+        self.turns = 0
+        self._clock = clock
+        self._started = clock.monotonic()
+
+    @property
+    def elapsed_seconds(self) -> float:
+        """Seconds since the tracker was made."""
+        return self._clock.monotonic() - self._started
+
+    def check(self) -> None:
+        """Raise LimitsExceeded when turns, USD or minutes are used up."""
+        if self.turns >= self.max_turns:
+            raise LimitsExceeded(
+                f"turn budget used up: {self.turns} of {self.max_turns} turns; "
+                "raise budget.max_turns in .github/agentbot.yml or split the task",
+                limit="turns",
+                used=self.turns,
+                allowed=self.max_turns,
+            )
+        if self.cost_usd >= self.max_usd:
+            raise LimitsExceeded(
+                f"USD budget used up: ${self.cost_usd:.4f} of ${self.max_usd:.2f}; "
+                "raise budget.max_usd_per_job in .github/agentbot.yml or split the task",
+                limit="usd",
+                used=self.cost_usd,
+                allowed=self.max_usd,
+            )
+        minutes = self.elapsed_seconds / 60
+        if minutes >= self.max_minutes:
+            raise LimitsExceeded(
+                f"time budget used up: {minutes:.1f} of {self.max_minutes:g} minutes; "
+                "raise budget.max_minutes in .github/agentbot.yml or split the task",
+                limit="minutes",
+                used=minutes,
+                allowed=self.max_minutes,
+            )
+
+    def record(self, usage: Usage) -> None:
+        """Add one call's tokens and cost, and count a turn."""
+        self.usage = self.usage + usage
+        self.cost_usd += cost_usd(self.model, usage, self.prices)
+        self.turns += 1
