@@ -15,7 +15,13 @@ Rules beyond DESIGN §9, decided here:
   deadlock. A dependency on a later task of the same phase delays the dependent task: within
   a phase the order is file order, except that a task never runs before its dependencies
   (a stable topological sort); the tasks in between keep their order.
-- A fence left open at the end of the file is an error only if it hides task-like lines.
+- Fences are ``` or ~~~ at any indentation, closed by the same character at least as long.
+  A fence left open at the end of the file is an error only if it hides task-like lines.
+  A task-like line in an indented code block is an error (nested task); fence it instead.
+- `TaskPlan.dependents` follows explicit ``depends on`` edges only: a failed task skips the
+  tasks that need it, and independent tasks, later phases included, go on.
+- Looking up an id that is not in the file (`get`, `dependents`, `tick`) raises KeyError; a
+  user's selection (`select`, `batches(only=...)`) raises TaskParseError without a line.
 """
 
 from bot.tasks_md.parser import parse_tasks, tick

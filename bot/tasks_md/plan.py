@@ -118,7 +118,6 @@ class TaskPlan(BaseModel):
                 if user not in found:
                     found.add(user)
                     todo.append(user)
-        found.discard(task_id)
         return found
 
     def _ordered(self, tasks: list[Task]) -> list[Task]:
