@@ -1,0 +1,99 @@
+"""Guards the worker applies to a decided job before any work (DESIGN §3).
+
+`decide()` already refused bots and closed/locked issues as the payload saw them; these
+guards ask the API, because a payload can be stale and `author_association` is not a
+permission:
+
+- the actor's role, from the collaborator-permission endpoint, must be at least
+  `min_permission` (an actor in `allowed_bots`, or none at all for a schedule, skips this);
+- the issue or pull request must still be open and unlocked.
+
+Refusals are quiet by design, with one exception: a permission refusal posts one short
+comment when the actor is a collaborator (triage or better), who would otherwise wonder
+why nothing happened. Everyone else gets no reply, so an outsider cannot make the bot
+write. Closed and locked issues get no comment. Every refusal is recorded on the job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from bot.config import PERMISSION_RANK, RepoConfig
+from bot.github import Issue
+from bot.models import Job
+
+TELL_FROM = "triage"
+"""The weakest role that is told, by a comment, why its request was refused."""
+
+
+class GuardGitHub(Protocol):
+    """The GitHub calls the guards make."""
+
+    def permission(self, repo: str, username: str) -> str:
+        """The user's role on the repository."""
+        ...
+
+    def get_issue(self, repo: str, number: int) -> Issue:
+        """An issue or pull request as it is now."""
+        ...
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a guard stopped a job, and the comment to post (empty: post nothing)."""
+
+    reason: str
+    comment: str = ""
+
+
+def _rank(role: str) -> int:
+    return PERMISSION_RANK.get(role, 0)
+
+
+def _norm(login: str) -> str:
+    return login.strip().casefold().removesuffix("[bot]")
+
+
+def is_allowed_bot(actor: str, config: RepoConfig) -> bool:
+    """True when the actor is one of the repository's `allowed_bots`."""
+    return bool(actor) and _norm(actor) in {_norm(b) for b in config.allowed_bots}
+
+
+def check_permission(
+    github: GuardGitHub, repo: str, actor: str, config: RepoConfig, *, what: str
+) -> Refusal | None:
+    """Refuse unless `actor` has at least `config.min_permission` on `repo`."""
+    if not actor or is_allowed_bot(actor, config):
+        return None
+    role = github.permission(repo, actor)
+    needed = config.min_permission
+    if _rank(role) >= _rank(needed):
+        return None
+    reason = f"{actor} has {role} permission on {repo}; {what} needs {needed}"
+    comment = ""
+    if _rank(role) >= _rank(TELL_FROM):
+        comment = (
+            f"@{actor} agentbot did not start {what}: it needs `{needed}` permission"
+            f" on this repository, and you have `{role}`."
+        )
+    return Refusal(reason=reason, comment=comment)
+
+
+def check_open(github: GuardGitHub, repo: str, number: int) -> Refusal | None:
+    """Refuse when the issue or pull request is closed or locked now."""
+    issue = github.get_issue(repo, number)
+    what = "pull request" if issue.is_pull_request else "issue"
+    if issue.state != "open":
+        return Refusal(reason=f"{what} #{number} is {issue.state}")
+    if issue.locked:
+        return Refusal(reason=f"{what} #{number} is locked")
+    return None
+
+
+def check_job(github: GuardGitHub, job: Job, config: RepoConfig) -> Refusal | None:
+    """All API guards for a decided job, cheapest refusal first."""
+    refusal = check_permission(github, job.repo, job.actor, config, what=job.kind.value)
+    if refusal is None and job.number is not None:
+        refusal = check_open(github, job.repo, job.number)
+    return refusal

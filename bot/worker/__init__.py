@@ -1,0 +1,35 @@
+"""Workers: claim stored deliveries, route them, run or dispatch their jobs, record results."""
+
+from bot.worker.loop import JobLogHandler, Process, Worker, WorkerPool, retry_delay
+from bot.worker.metrics import Metrics
+from bot.worker.process import (
+    DISPATCHED,
+    NO_CREDENTIALS,
+    GitHubFor,
+    JobFailure,
+    WorkerDeps,
+    decision_text,
+    dispatch,
+    dispatch_inputs,
+    load_config,
+    process_delivery,
+)
+
+__all__ = [
+    "DISPATCHED",
+    "NO_CREDENTIALS",
+    "GitHubFor",
+    "JobFailure",
+    "JobLogHandler",
+    "Metrics",
+    "Process",
+    "Worker",
+    "WorkerDeps",
+    "WorkerPool",
+    "decision_text",
+    "dispatch",
+    "dispatch_inputs",
+    "load_config",
+    "process_delivery",
+    "retry_delay",
+]
