@@ -1,0 +1,1 @@
+"""Role prompt templates (package data): `<role>.md`, with `_*.md` partials they include."""
