@@ -1,0 +1,337 @@
+"""The Workspace: one checkout (clone or worktree) driven through the git CLI."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from bot.errors import GitError
+from bot.git import changes, history, runner
+from bot.git.changes import FileChange
+from bot.git.runner import BOT_EMAIL, IDENTITY, Completed
+
+MAX_SUFFIX = 50
+
+# `git worktree add/remove` on one repository from several threads race on its admin
+# files; one lock per repository (keyed by its common git dir) serialises them.
+_worktree_locks: dict[str, threading.Lock] = {}
+_worktree_locks_guard = threading.Lock()
+
+
+class Workspace:
+    """A git checkout the bot works in; every method is one or a few git commands."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        token: str | None = None,
+        timeout: float = 600,
+        remote_url: str | None = None,
+    ) -> None:
+        self.path = Path(path).resolve()
+        self.token = token
+        """Sent (per command, never stored) to `origin` on fetch, push and ls-remote.
+        Assign a fresh one when an installation token nears expiry."""
+        self.timeout = timeout
+        # Pushes with a lease: branch -> the remote sha we last saw ("" = must not exist).
+        # Only branches prepare_branch chose (ours) get one; other pushes are plain.
+        self.leases: dict[str, str] = {}
+        self._remote_url = remote_url
+        if token and remote_url is None:
+            # Read now, before an agent could edit .git/config: the token is scoped to it.
+            got = self.run(["config", "--get", "remote.origin.url"], check=False).stdout
+            self._remote_url = runner.split_credentials(got.strip())[0] or None
+
+    def __repr__(self) -> str:
+        return f"Workspace({str(self.path)!r})"
+
+    # -- running git ---------------------------------------------------------------------
+
+    def git(self, *args: str, check: bool = True) -> str:
+        """Run `git *args` here and return stdout; GitError with stderr on failure."""
+        return self.run(list(args), check=check).stdout
+
+    def run(
+        self,
+        args: Sequence[str],
+        *,
+        check: bool = True,
+        stdin: str | None = None,
+        env: Mapping[str, str] | None = None,
+        operation: str = "",
+    ) -> Completed:
+        """Run git here: the token and hook switch-off for network commands, redacted errors."""
+        cmd = list(args)
+        config: list[tuple[str, str]] = []
+        if runner.subcommand(cmd) in runner.NETWORK_COMMANDS:
+            cmd = [*runner.NETWORK_OVERRIDES, *cmd]
+            if self.token and self._remote_url:
+                config = runner.auth_config(self._remote_url, self.token)
+        return runner.run(
+            cmd,
+            cwd=self.path,
+            timeout=self.timeout,
+            config=config,
+            env=env,
+            stdin=stdin,
+            secrets=runner.token_secrets(self.token),
+            operation=operation,
+            check=check,
+        )
+
+    def error(
+        self,
+        args: Sequence[str],
+        result: Completed,
+        *,
+        operation: str,
+        recoverable: bool = True,
+        hint: str = "",
+    ) -> GitError:
+        """The GitError for a failed `run(args, check=False)`, redacted."""
+        secrets = runner.token_secrets(self.token)
+        shown = runner.redact(shlex.join(["git", *args]), secrets)
+        return runner.failure(
+            result,
+            shown=shown,
+            operation=operation,
+            secrets=secrets,
+            recoverable=recoverable,
+            hint=hint,
+        )
+
+    def succeeds(self, *args: str) -> bool:
+        """True when `git *args` exits 0 (a question, not an action)."""
+        return self.run(list(args), check=False).returncode == 0
+
+    def rev(self, ref: str) -> str:
+        """The commit sha `ref` names; GitError if it names none."""
+        return self.git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip()
+
+    def git_path(self, name: str) -> Path:
+        """Where git keeps `name` (index, MERGE_HEAD, ...) for this checkout or worktree."""
+        return self.path / self.git("rev-parse", "--git-path", name).strip()
+
+    # -- refs and branches ---------------------------------------------------------------
+
+    def head_sha(self) -> str:
+        """The sha of HEAD."""
+        return self.rev("HEAD")
+
+    def current_branch(self) -> str:
+        """The checked-out branch's short name, or "HEAD" when detached."""
+        got = self.run(["symbolic-ref", "--quiet", "--short", "HEAD"], check=False)
+        return got.stdout.strip() if got.returncode == 0 else "HEAD"
+
+    def remote_heads(self) -> dict[str, str]:
+        """Every branch on origin: name -> sha (one ls-remote)."""
+        heads = {}
+        for line in self.git("ls-remote", "--heads", "origin").splitlines():
+            sha, _, ref = line.partition("\t")
+            heads[ref.removeprefix("refs/heads/")] = sha
+        return heads
+
+    def remote_branch_exists(self, branch: str) -> bool:
+        """Whether origin has `branch` (asks the remote, not the tracking refs)."""
+        return bool(self.git("ls-remote", "--heads", "origin", f"refs/heads/{branch}").strip())
+
+    def fetch(self, ref: str | None = None) -> None:
+        """Fetch origin (all branches, pruned), or one branch / ref / sha."""
+        if ref is None:
+            self.git("fetch", "--prune", "origin")
+        elif ref.startswith("refs/"):
+            self.git("fetch", "origin", f"+{ref}:{ref}")
+        elif len(ref) == 40 and all(c in "0123456789abcdef" for c in ref):
+            self.git("fetch", "origin", ref)
+        else:
+            self.git("fetch", "origin", f"+refs/heads/{ref}:refs/remotes/origin/{ref}")
+
+    def checkout(self, ref: str) -> None:
+        """Check out a branch or commit."""
+        self.git("checkout", ref)
+
+    def prepare_branch(self, preferred: str, *, base: str) -> str:
+        """Check out the branch to work on and return its name (DESIGN §6).
+
+        On origin `preferred` is reused if every commit it has beyond `base` is ours
+        (author and committer BOT_EMAIL; a branch with none counts as ours) and rebased onto
+        `base` when base moved (kept as it was if that conflicts). Someone else's branch is
+        left alone: `preferred-2`, `-3`, ... are tried the same way. A name free on origin
+        becomes a new branch at `base`. The chosen branch is leased for push().
+        """
+        base_sha = self.rev(base)
+        heads = self.remote_heads()
+        for n in range(1, MAX_SUFFIX + 1):
+            name = preferred if n == 1 else f"{preferred}-{n}"
+            if name not in heads:
+                self.git("checkout", "--no-track", "-B", name, base_sha)
+                self.leases[name] = ""
+                return name
+            self.fetch(name)
+            tracking = f"refs/remotes/origin/{name}"
+            if self._all_ours(base_sha, tracking):
+                self.leases[name] = self.rev(tracking)
+                self.git("checkout", "--no-track", "-B", name, tracking)
+                self._update_onto(base_sha)
+                return name
+            runner.log.info("branch %s on origin has commits by others; not reusing it", name)
+        raise GitError(
+            f"no free branch name: {preferred} and {preferred}-2..{MAX_SUFFIX} are all taken",
+            operation="branch",
+            recoverable=False,
+        )
+
+    def _all_ours(self, base_sha: str, ref: str) -> bool:
+        emails = self.git("log", "--format=%ae%n%ce", f"{base_sha}..{ref}").split()
+        return all(e.lower() == BOT_EMAIL for e in emails)
+
+    def _update_onto(self, base_sha: str) -> None:
+        if self.succeeds("merge-base", "--is-ancestor", base_sha, "HEAD"):
+            return
+        got = self.run([*IDENTITY, "rebase", "--no-autostash", base_sha], check=False)
+        if got.returncode != 0:
+            self.run(["rebase", "--abort"], check=False)
+            runner.log.warning(
+                "could not rebase %s onto %s (conflict); working on it as it was",
+                self.current_branch(),
+                base_sha[:12],
+            )
+
+    def push(self, branch: str, *, force_with_lease: bool = True) -> None:
+        """Push local `branch` to origin; with a lease (may rewrite) only on branches we own.
+
+        A branch is ours when prepare_branch chose it; the lease is the remote sha seen then
+        (or after our last push), so any push by someone else in between makes git refuse:
+        GitError(operation="push", recoverable=False). Other branches get a plain push.
+        """
+        args = ["push", "--porcelain", "origin", f"refs/heads/{branch}:refs/heads/{branch}"]
+        if force_with_lease and branch in self.leases:
+            args.insert(1, f"--force-with-lease=refs/heads/{branch}:{self.leases[branch]}")
+        got = self.run(args, check=False)
+        if got.returncode != 0:
+            rejected = any(line.startswith("!") for line in got.stdout.splitlines())
+            hint = "rejected by the remote (it moved, or the push is not a fast-forward)"
+            raise self.error(
+                args, got, operation="push", recoverable=not rejected, hint=hint if rejected else ""
+            )
+        if branch in self.leases:
+            self.leases[branch] = self.rev(f"refs/heads/{branch}")
+
+    # -- changes (bot.git.changes) -------------------------------------------------------
+
+    def changed_files(self, base: str) -> list[str]:
+        """Paths changed since `base`: commits, staged, unstaged and untracked (not ignored).
+
+        `base` is compared from where HEAD forked off it (like a pull request's diff); a
+        rename lists both paths.
+        """
+        return changes.paths_of(
+            changes.diff_against(self, base, "--no-renames", "--name-only", "-z")
+        )
+
+    def numstat(self, base: str) -> list[FileChange]:
+        """Added/deleted lines and status (A, M, D, R) per file since `base`, working tree too."""
+        return changes.file_changes(self, base)
+
+    def deleted_files(self, base: str) -> list[str]:
+        """Paths that existed at `base` and are gone now (a rename's old path included)."""
+        opts = ("--no-renames", "--diff-filter=D", "--name-only", "-z")
+        return changes.paths_of(changes.diff_against(self, base, *opts))
+
+    def diff(self, base: str) -> str:
+        """The unified diff since `base`, working tree (untracked files too) included."""
+        return changes.diff_against(self, base, "--no-color", "-M")
+
+    def has_changes(self) -> bool:
+        """Whether the index or working tree differs from HEAD (untracked files count)."""
+        return bool(self.git("status", "--porcelain", "-z", "--untracked-files=normal"))
+
+    def log_messages(self, base: str) -> list[str]:
+        """Commit subjects in base..HEAD, oldest first."""
+        return self.git("log", "--reverse", "--format=%s", f"{base}..HEAD").splitlines()
+
+    # -- history (bot.git.history) -------------------------------------------------------
+
+    def commit(self, message: str, *, paths: list[str] | None = None, all: bool = True) -> str:
+        """Commit as the bot and return the new sha (DESIGN §6, seed 001 FR-024a).
+
+        What is committed: the working-tree state of `paths` if given; else everything
+        (`all`); else the index as staged. With `paths`, other staged changes stay staged and
+        out of the commit. A pre-commit hook that changes files and fails gets them
+        re-staged and one retry. GitError if nothing to commit or the commit still fails.
+        """
+        return history.commit(self, message, paths=paths, everything=all)
+
+    def merge(self, ref: str) -> None:
+        """Merge `ref` into HEAD; a conflict is aborted: GitError(recoverable=False)."""
+        history.merge(self, ref)
+
+    def cherry_pick(self, sha: str) -> str:
+        """Apply commit `sha` onto HEAD, return the new sha; a conflict is aborted and raised."""
+        return history.cherry_pick(self, sha)
+
+    def reset_hard(self, ref: str, *, clean: bool = False) -> None:
+        """Point the branch at `ref` and discard local changes (untracked files too if `clean`)."""
+        self.git("reset", "--hard", "--quiet", ref)
+        if clean:
+            self.git("clean", "-fd", "--quiet")
+
+    # -- worktrees -----------------------------------------------------------------------
+
+    def add_worktree(self, path: Path, *, branch: str, start: str) -> Workspace:
+        """A new worktree at `path` on branch `branch` (created or reset at `start`)."""
+        path = Path(path).resolve()
+        with self._worktree_lock():
+            self.git("worktree", "add", "--quiet", "-B", branch, str(path), start)
+        return Workspace(path, token=self.token, timeout=self.timeout, remote_url=self._remote_url)
+
+    def remove_worktree(self, path: Path) -> None:
+        """Remove the worktree at `path` (its changes are discarded; its branch stays)."""
+        path = Path(path).resolve()
+        with self._worktree_lock():
+            got = self.run(["worktree", "remove", "--force", "--force", str(path)], check=False)
+            if got.returncode != 0 and path.exists():
+                shutil.rmtree(path)
+            self.git("worktree", "prune")
+
+    def _worktree_lock(self) -> threading.Lock:
+        common = self.path / self.git("rev-parse", "--git-common-dir").strip()
+        key = str(common.resolve())
+        with _worktree_locks_guard:
+            return _worktree_locks.setdefault(key, threading.Lock())
+
+
+def clone(
+    url: str,
+    dest: Path,
+    *,
+    token: str | None = None,
+    branch: str | None = None,
+    timeout: float = 600,
+) -> Workspace:
+    """Clone `url` (https://, http://, file://) into `dest` and return its Workspace.
+
+    The token (or one embedded in `url`) goes to this git process only, as a header scoped to
+    the URL; the URL stored in .git/config carries no credentials.
+    """
+    clean, embedded = runner.split_credentials(url)
+    token = token or embedded
+    dest = Path(dest).resolve()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    args = [*runner.NETWORK_OVERRIDES, "clone", "--quiet"]
+    if branch:
+        args += ["--branch", branch]
+    args += ["--", clean, str(dest)]
+    runner.run(
+        args,
+        cwd=dest.parent,
+        timeout=timeout,
+        config=runner.auth_config(clean, token) if token else (),
+        secrets=runner.token_secrets(token),
+        operation="clone",
+    )
+    return Workspace(dest, token=token, timeout=timeout, remote_url=clean)
