@@ -366,6 +366,24 @@ def test_worktree_task_is_cherry_picked_back(ws: Workspace, tmp_path: Path) -> N
     assert ws.rev("agentbot/task-T001") == task
 
 
+def test_worktree_retry_at_the_same_path_starts_fresh(ws: Workspace, tmp_path: Path) -> None:
+    first = ws.add_worktree(tmp_path / "wt", branch="task", start="HEAD")
+    (first.path / "half.py").write_text("half-done\n")
+    first.commit("feat: half")
+    (first.path / "junk.txt").write_text("junk\n")
+    again = ws.add_worktree(tmp_path / "wt", branch="task", start="origin/main")
+    assert again.head_sha() == ws.rev("origin/main")
+    assert not (again.path / "junk.txt").exists()
+    assert len(ws.worktrees()) == 2
+
+
+def test_remove_worktree_refuses_a_path_that_is_not_one(ws: Workspace, tmp_path: Path) -> None:
+    with pytest.raises(GitError, match="not a linked worktree"):
+        ws.remove_worktree(ws.path)
+    assert (ws.path / "app.py").exists()
+    ws.remove_worktree(tmp_path / "never-existed")  # nothing there: nothing to do
+
+
 def test_parallel_worktrees_from_threads(ws: Workspace, tmp_path: Path) -> None:
     shas: dict[int, str] = {}
     errors: list[BaseException] = []

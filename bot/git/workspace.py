@@ -9,11 +9,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from bot.errors import GitError
-from bot.git import changes, history, runner
+from bot.git import branches, changes, history, runner
 from bot.git.changes import FileChange
-from bot.git.runner import BOT_EMAIL, IDENTITY, Completed
-
-MAX_SUFFIX = 50
+from bot.git.runner import Completed
 
 # `git worktree add/remove` on one repository from several threads race on its admin
 # files; one lock per repository (keyed by its common git dir) serialises them.
@@ -163,43 +161,7 @@ class Workspace:
         left alone: `preferred-2`, `-3`, ... are tried the same way. A name free on origin
         becomes a new branch at `base`. The chosen branch is leased for push().
         """
-        base_sha = self.rev(base)
-        heads = self.remote_heads()
-        for n in range(1, MAX_SUFFIX + 1):
-            name = preferred if n == 1 else f"{preferred}-{n}"
-            if name not in heads:
-                self.git("checkout", "--no-track", "-B", name, base_sha)
-                self.leases[name] = ""
-                return name
-            self.fetch(name)
-            tracking = f"refs/remotes/origin/{name}"
-            if self._all_ours(base_sha, tracking):
-                self.leases[name] = self.rev(tracking)
-                self.git("checkout", "--no-track", "-B", name, tracking)
-                self._update_onto(base_sha)
-                return name
-            runner.log.info("branch %s on origin has commits by others; not reusing it", name)
-        raise GitError(
-            f"no free branch name: {preferred} and {preferred}-2..{MAX_SUFFIX} are all taken",
-            operation="branch",
-            recoverable=False,
-        )
-
-    def _all_ours(self, base_sha: str, ref: str) -> bool:
-        emails = self.git("log", "--format=%ae%n%ce", f"{base_sha}..{ref}").split()
-        return all(e.lower() == BOT_EMAIL for e in emails)
-
-    def _update_onto(self, base_sha: str) -> None:
-        if self.succeeds("merge-base", "--is-ancestor", base_sha, "HEAD"):
-            return
-        got = self.run([*IDENTITY, "rebase", "--no-autostash", base_sha], check=False)
-        if got.returncode != 0:
-            self.run(["rebase", "--abort"], check=False)
-            runner.log.warning(
-                "could not rebase %s onto %s (conflict); working on it as it was",
-                self.current_branch(),
-                base_sha[:12],
-            )
+        return branches.prepare_branch(self, preferred, base=base)
 
     def push(self, branch: str, *, force_with_lease: bool = True) -> None:
         """Push local `branch` to origin; with a lease (may rewrite) only on branches we own.
@@ -208,18 +170,7 @@ class Workspace:
         (or after our last push), so any push by someone else in between makes git refuse:
         GitError(operation="push", recoverable=False). Other branches get a plain push.
         """
-        args = ["push", "--porcelain", "origin", f"refs/heads/{branch}:refs/heads/{branch}"]
-        if force_with_lease and branch in self.leases:
-            args.insert(1, f"--force-with-lease=refs/heads/{branch}:{self.leases[branch]}")
-        got = self.run(args, check=False)
-        if got.returncode != 0:
-            rejected = any(line.startswith("!") for line in got.stdout.splitlines())
-            hint = "rejected by the remote (it moved, or the push is not a fast-forward)"
-            raise self.error(
-                args, got, operation="push", recoverable=not rejected, hint=hint if rejected else ""
-            )
-        if branch in self.leases:
-            self.leases[branch] = self.rev(f"refs/heads/{branch}")
+        branches.push(self, branch, force_with_lease=force_with_lease)
 
     # -- changes (bot.git.changes) -------------------------------------------------------
 
@@ -283,9 +234,15 @@ class Workspace:
     # -- worktrees -----------------------------------------------------------------------
 
     def add_worktree(self, path: Path, *, branch: str, start: str) -> Workspace:
-        """A new worktree at `path` on branch `branch` (created or reset at `start`)."""
+        """A new worktree at `path` on branch `branch`, created or reset at `start`.
+
+        A worktree left at `path` by an earlier attempt is removed first (a task's retry).
+        """
         path = Path(path).resolve()
         with self._worktree_lock():
+            self.git("worktree", "prune")
+            if path in self.worktrees()[1:]:
+                self.git("worktree", "remove", "--force", "--force", str(path))
             self.git("worktree", "add", "--quiet", "-B", branch, str(path), start)
         return Workspace(path, token=self.token, timeout=self.timeout, remote_url=self._remote_url)
 
@@ -293,10 +250,26 @@ class Workspace:
         """Remove the worktree at `path` (its changes are discarded; its branch stays)."""
         path = Path(path).resolve()
         with self._worktree_lock():
-            got = self.run(["worktree", "remove", "--force", "--force", str(path)], check=False)
-            if got.returncode != 0 and path.exists():
-                shutil.rmtree(path)
             self.git("worktree", "prune")
+            if path not in self.worktrees()[1:]:
+                if path.exists():
+                    raise GitError(
+                        f"{path} is not a linked worktree of {self.path}; not removing it",
+                        operation="worktree",
+                        recoverable=False,
+                    )
+                return
+            got = self.run(["worktree", "remove", "--force", "--force", str(path)], check=False)
+            if got.returncode != 0:
+                # A locked or half-written worktree: drop the directory, then its admin entry.
+                shutil.rmtree(path, ignore_errors=True)
+                self.git("worktree", "prune")
+
+    def worktrees(self) -> list[Path]:
+        """Paths of this repository's worktrees, the main one first."""
+        out = self.git("worktree", "list", "--porcelain", "-z")
+        prefix = "worktree "
+        return [Path(f[len(prefix) :]).resolve() for f in out.split("\0") if f.startswith(prefix)]
 
     def _worktree_lock(self) -> threading.Lock:
         common = self.path / self.git("rev-parse", "--git-common-dir").strip()
