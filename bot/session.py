@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from bot.clock import Clock
-from bot.models import SessionStatusFile
+from bot.models import AgentResult, AgentStatus, SessionStatusFile
 
 STATUS_FILE = "status.json"
 TRANSCRIPT_FILE = "transcript.jsonl"
@@ -122,3 +122,26 @@ class Session:
             _write_atomic(
                 self.path / REPORT_FILE, markdown if markdown.endswith("\n") else markdown + "\n"
             )
+
+
+def agent_report(result: AgentResult) -> str:
+    """A short markdown report of one run (report.md until the workflow writes its own)."""
+    out = result.output
+    status = out.status.value if out is not None else AgentStatus.FAIL.value
+    lines = [f"# {result.role.value}: {status}", "", result.message or "(no summary)", ""]
+    if out is not None and out.root_cause:
+        lines += [f"**Root cause:** {out.root_cause}", ""]
+    if out is not None and out.question:
+        lines += [f"**Question:** {out.question}", ""]
+    if result.error_details:
+        lines += [f"**Error:** {result.error_details}", ""]
+    if result.files_modified:
+        lines += ["**Files modified:**", *(f"- `{p}`" for p in result.files_modified), ""]
+    u = result.usage
+    lines.append(
+        f"Turns: {result.turns} · tokens in {u.input_tokens:,}, out {u.output_tokens:,},"
+        f" cache write {u.cache_creation_input_tokens:,}, cache read"
+        f" {u.cache_read_input_tokens:,} · cost ${result.cost_usd:.4f}"
+        f" · {result.duration_seconds:.1f} s"
+    )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,336 @@
+"""The one agent loop (DESIGN §7): call the model, run its tool calls, stop on `finish`.
+
+Every role runs here: the role gives the system prompt, the tool set and the turn limit;
+the caller gives the task (the first user message), the workspace, the LLM for the role's
+model, the job's budget and, optionally, the session whose artifacts to write.
+
+How a run ends:
+- a valid `finish` call: an AgentResult whose `success` is `status == OK` and whose
+  `output` is the contract the model handed in (NEEDS_INFO, BLOCKED and FAIL are results,
+  not exceptions);
+- `finish` input that does not validate: the errors go back to the model as an error
+  tool result, at most `max_invalid_finish` times; the next invalid one ends the run with
+  a FAIL result (returned, `output` None, `error_details` naming the errors);
+- a budget or the role's turn limit runs out (LimitsExceeded), the provider fails past its
+  retries (LLMError), or anything else breaks (wrapped in AgentExecutionError): status.json
+  says FAIL and the error is raised with the partial AgentResult (usage, cost, turns so
+  far) attached as `exc.result`. Never a silent success.
+
+Usage, cost and turns in the result are this run's own, even when the budget is shared
+by several runs of one job. A reply without a tool call gets a reminder to call `finish`
+(and costs a turn). Tool calls after a valid `finish` in the same reply are not run.
+Prompt caching is the adapter's business: the loop sends the same system, tools and
+growing message list every turn, which is what a cache wants.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError as PydanticValidationError
+
+from bot.clock import Clock
+from bot.cost import BudgetTracker
+from bot.errors import AgentError, AgentExecutionError, LimitsExceeded, LLMError
+from bot.llm import LLM, Reply, ToolUseBlock
+from bot.models import AgentOutput, AgentResult, AgentStatus, SessionStatusFile, Usage
+from bot.roles import Role
+from bot.session import Session, agent_report
+from bot.tools import FINISH_NAME, Toolbox, tool_definitions
+
+NO_TOOL_CALL = (
+    "You replied without calling a tool. Continue the work with the tools, and when you are"
+    " done call `finish` with your result; a reply without a tool call is not a result."
+)
+CUT_OFF = (
+    "Your reply was cut off at the output token limit. Continue in smaller steps (write"
+    " large files in parts), and call `finish` when you are done."
+)
+FINISH_ACCEPTED = "Result recorded. Your work is over."
+
+_FINAL_STATE = {
+    AgentStatus.OK: "DONE",
+    AgentStatus.NEEDS_INFO: "ASK_USER",
+    AgentStatus.BLOCKED: "BLOCKED",
+    AgentStatus.FAIL: "BLOCKED",
+}
+
+
+def run_agent(
+    *,
+    role: Role,
+    task: str,
+    workspace: Path,
+    llm: LLM,
+    budget: BudgetTracker,
+    clock: Clock,
+    session: Session | None = None,
+    toolbox: Toolbox | None = None,
+    max_invalid_finish: int = 2,
+    context: Mapping[str, str] | None = None,
+) -> AgentResult:
+    """Run `role` on `task` in `workspace` until it calls `finish` (see the module doc).
+
+    `context` fills the role's prompt placeholders (`bot.roles.repo_context`). Raises
+    LimitsExceeded, LLMError or AgentExecutionError with `exc.result` set.
+    """
+    run = _Run(
+        role=role,
+        task=task,
+        llm=llm,
+        budget=budget,
+        clock=clock,
+        session=session,
+        toolbox=toolbox or Toolbox(workspace),
+        max_invalid_finish=max_invalid_finish,
+        system=role.system_prompt(**(context or {})),
+    )
+    return run.execute()
+
+
+def _finish_errors(exc: PydanticValidationError) -> str:
+    parts = []
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in err["loc"]) or "input"
+        parts.append(f"{where}: {err['msg']}")
+    return "; ".join(parts)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, LLMError):
+        status = f", HTTP {exc.status}" if exc.status is not None else ""
+        return f"LLM provider {exc.provider} failed{status}: {exc}"
+    if isinstance(exc, LimitsExceeded):
+        return f"limit {exc.limit} reached: {exc}"
+    return str(exc)
+
+
+class _Run:
+    """The state of one run; `execute` drives it."""
+
+    def __init__(
+        self,
+        *,
+        role: Role,
+        task: str,
+        llm: LLM,
+        budget: BudgetTracker,
+        clock: Clock,
+        session: Session | None,
+        toolbox: Toolbox,
+        max_invalid_finish: int,
+        system: str,
+    ) -> None:
+        self.role = role
+        self.llm = llm
+        self.budget = budget
+        self.clock = clock
+        self.session = session
+        self.toolbox = toolbox
+        self.max_invalid_finish = max_invalid_finish
+        self.system = system
+        self.tools = tool_definitions(role.tools)
+        self.messages: list[dict[str, Any]] = [
+            {"role": "user", "content": [{"type": "text", "text": task}]}
+        ]
+        self.sent = 0  # messages already logged as sent
+        self.turns = 0
+        self.usage = Usage()
+        self.invalid_finish = 0
+        self.cost_at_start = budget.cost_usd
+        self.started = clock.monotonic()
+
+    # --- the loop ---------------------------------------------------------------------------
+
+    def execute(self) -> AgentResult:
+        self._start()
+        try:
+            output, failure = self._loop()
+        except AgentError as exc:
+            exc.result = self._end(None, _describe(exc))
+            raise
+        except Exception as exc:
+            error = AgentExecutionError(
+                f"{self.role.name.value} agent crashed: {type(exc).__name__}: {exc}"
+            )
+            error.result = self._end(None, str(error))
+            raise error from exc
+        return self._end(output, failure)
+
+    def _loop(self) -> tuple[AgentOutput | None, str]:
+        while True:
+            reply = self._call()
+            uses = reply.tool_uses
+            if not uses:
+                nudge = CUT_OFF if reply.stop_reason == "max_tokens" else NO_TOOL_CALL
+                self.messages.append({"role": "user", "content": [{"type": "text", "text": nudge}]})
+                continue
+            results: list[dict[str, Any]] = []
+            for use in uses:
+                if use.name == FINISH_NAME:
+                    output, problem = self._check_finish(use)
+                    if output is not None:
+                        self._log("finish", id=use.id, skipped=len(uses) - len(results) - 1)
+                        return output, ""
+                    self.invalid_finish += 1
+                    self._log("finish_rejected", id=use.id, errors=problem)
+                    if self.invalid_finish > self.max_invalid_finish:
+                        return None, (
+                            f"finish input invalid {self.invalid_finish} times; last: {problem}"
+                        )
+                    left = self.max_invalid_finish - self.invalid_finish + 1
+                    results.append(
+                        _result(
+                            use.id,
+                            f"finish input rejected: {problem}. Correct it and call finish"
+                            f" again ({left} attempt(s) left).",
+                            is_error=True,
+                        )
+                    )
+                else:
+                    results.append(self._run_tool(use))
+            self.messages.append({"role": "user", "content": results})
+
+    def _call(self) -> Reply:
+        if self.turns >= self.role.max_turns:
+            raise LimitsExceeded(
+                f"{self.role.name.value} used all {self.role.max_turns} of its turns without"
+                " calling finish; raise roles.<name>.max_turns or split the task",
+                limit="turns",
+                used=self.turns,
+                allowed=self.role.max_turns,
+            )
+        self.budget.check()
+        self._log("request", turn=self.turns + 1, messages=self.messages[self.sent :])
+        self.sent = len(self.messages)
+        reply = self.llm.complete(
+            system=self.system,
+            messages=self.messages,
+            tools=self.tools,
+            max_tokens=self.role.max_tokens,
+        )
+        self.turns += 1
+        self.usage = self.usage + reply.usage
+        self.budget.record(reply.usage)
+        content = [block.model_dump() for block in reply.content]
+        self._log(
+            "reply",
+            turn=self.turns,
+            stop_reason=reply.stop_reason,
+            content=content,
+            usage=reply.usage,
+            model=reply.model,
+        )
+        # The API refuses an empty assistant message in the history.
+        self.messages.append(
+            {"role": "assistant", "content": content or [{"type": "text", "text": "(empty)"}]}
+        )
+        self.sent = len(self.messages)
+        return reply
+
+    def _run_tool(self, use: ToolUseBlock) -> dict[str, Any]:
+        if use.name not in self.role.tools:
+            available = ", ".join([*self.role.tools, FINISH_NAME])
+            return _result(
+                use.id, f"tool {use.name!r} is not available; use {available}", is_error=True
+            )
+        began = self.clock.monotonic()
+        outcome = self.toolbox.run(use.name, use.input)
+        self._log(
+            "tool",
+            id=use.id,
+            name=use.name,
+            is_error=outcome.is_error,
+            chars=len(outcome.content),
+            seconds=round(self.clock.monotonic() - began, 3),
+        )
+        return _result(use.id, outcome.content, is_error=outcome.is_error)
+
+    @staticmethod
+    def _check_finish(use: ToolUseBlock) -> tuple[AgentOutput | None, str]:
+        try:
+            output = AgentOutput.model_validate(use.input)
+        except PydanticValidationError as exc:
+            return None, _finish_errors(exc)
+        if output.status is AgentStatus.NEEDS_INFO and not output.question.strip():
+            return None, "question: NEEDS_INFO needs the question to ask in `question`"
+        return output, ""
+
+    # --- artifacts ----------------------------------------------------------------------------
+
+    def _log(self, event: str, **fields: Any) -> None:
+        if self.session is not None:
+            self.session.append_transcript({"event": event, "role": self.role.name.value, **fields})
+
+    def _status(self, state: str, status: AgentStatus | None, issue: str = "") -> None:
+        if self.session is None:
+            return
+        try:
+            current = self.session.read_status()
+        except (OSError, ValueError):  # none yet, or unreadable: start afresh
+            current = SessionStatusFile(session=self.session.name)
+        issues = [*current.known_issues, issue] if issue else current.known_issues
+        self.session.write_status(
+            current.model_copy(
+                update={
+                    "current_state": state,
+                    "status": status,
+                    "known_issues": issues,
+                    "last_update": self.clock.now(),
+                }
+            )
+        )
+
+    def _start(self) -> None:
+        self._status("IMPLEMENT_LOOP", None)
+        self._log(
+            "start",
+            provider=self.llm.provider,
+            model=self.llm.model,
+            max_turns=self.role.max_turns,
+            tools=[t["name"] for t in self.tools],
+            system=self.system,
+        )
+
+    def _end(self, output: AgentOutput | None, failure: str) -> AgentResult:
+        status = output.status if output is not None else AgentStatus.FAIL
+        error = failure or None
+        if output is not None and status in (AgentStatus.BLOCKED, AgentStatus.FAIL):
+            error = f"agent reported {status.value}: {output.summary}"
+        result = AgentResult(
+            role=self.role.name,
+            success=status is AgentStatus.OK,
+            message=output.summary if output is not None else failure,
+            output=output,
+            files_modified=sorted(self.toolbox.files_modified),
+            error_details=error,
+            duration_seconds=self.clock.monotonic() - self.started,
+            usage=self.usage,
+            cost_usd=self.budget.cost_usd - self.cost_at_start,
+            turns=self.turns,
+        )
+        if self.session is not None:
+            self._log(
+                "end",
+                status=status.value,
+                success=result.success,
+                error=error,
+                turns=result.turns,
+                usage=result.usage,
+                cost_usd=result.cost_usd,
+                files_modified=result.files_modified,
+            )
+            self._status(_FINAL_STATE[status], status, error or "")
+            self.session.write_report(agent_report(result))
+        return result
+
+
+def _result(tool_use_id: str, content: str, *, is_error: bool = False) -> dict[str, Any]:
+    return {
+        "type": "tool_result",
+        "tool_use_id": tool_use_id,
+        "content": content,
+        "is_error": is_error,
+    }
