@@ -1,0 +1,262 @@
+"""The FastAPI edge of the GitHub App: verify a delivery, store it durably, answer 202.
+
+Async only at the edge: the body is read in chunks (stopping past the cap), the signature
+is checked, and the store runs in a thread. No routing and no GitHub call happen here, so
+a routing bug or a GitHub outage never loses a delivery. Every failure is a 4xx, or a 503
+when the queue cannot store (GitHub can redeliver); never a 500.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import re
+from datetime import UTC, datetime
+from html import escape
+from urllib.parse import parse_qs, quote
+
+import anyio.to_thread
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST
+
+from bot.config import Settings
+from bot.errors import QueueError
+from bot.events import repo_full_name
+from bot.queue import JobQueue, JobRecord, JobState, check_delivery_id
+from bot.worker import Metrics
+
+log = logging.getLogger("agentbot.webhooks")
+
+MAX_BODY = 25 * 1024 * 1024
+"""GitHub caps webhook payloads at 25 MB; anything larger is not from GitHub."""
+
+_EVENT = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+
+def signature(secret: str, body: bytes) -> str:
+    """The `X-Hub-Signature-256` value GitHub sends for `body`."""
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def verify_signature(secret: str, body: bytes, header: str | None) -> bool:
+    """Constant-time check of an `X-Hub-Signature-256` header against `body`."""
+    # https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
+    if not header or not header.isascii() or not header.startswith("sha256="):
+        return False
+    return hmac.compare_digest(signature(secret, body).encode(), header.encode())
+
+
+def _error(status: int, message: str, **headers: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=headers or None)
+
+
+def create_app(
+    *,
+    queue: JobQueue,
+    secret: str,
+    metrics: Metrics | None = None,
+    settings: Settings | None = None,
+    max_body: int = MAX_BODY,
+) -> FastAPI:
+    """The receiver app on `queue`; `secret` is the App's webhook secret (never empty)."""
+    if not secret:
+        raise ValueError("a webhook secret is required: unsigned deliveries are never accepted")
+    metrics = metrics or Metrics(queue)
+    server_url = (settings.github_server_url if settings else "https://github.com").rstrip("/")
+    app = FastAPI(title="agentbot", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.queue = queue
+    app.state.metrics = metrics
+
+    def store(body: bytes, event: str, delivery: str, form: bool) -> JSONResponse:
+        """Parse and enqueue (in a worker thread: JSON parsing and the commit block)."""
+        raw = body
+        try:
+            if form:  # "application/x-www-form-urlencoded" webhooks: payload=<json>
+                raw = parse_qs(body.decode(), strict_parsing=True)["payload"][0].encode()
+            payload = json.loads(raw)
+        except (ValueError, KeyError, RecursionError):
+            metrics.delivery(event, "bad_json")
+            return _error(400, "the body is not valid JSON")
+        if not isinstance(payload, dict):
+            metrics.delivery(event, "bad_json")
+            return _error(400, "the payload must be a JSON object")
+        fresh = queue.enqueue(delivery, event, raw, repo=repo_full_name(payload) or "")
+        metrics.delivery(event, "queued" if fresh else "duplicate")
+        return JSONResponse({"job_id": delivery, "duplicate": not fresh}, status_code=202)
+
+    @app.post("/webhook")
+    async def webhook(request: Request) -> Response:
+        """Receive one delivery: 202 once stored, 4xx when refused, 503 when the store fails."""
+        header = request.headers.get("x-hub-signature-256")
+        if not header:
+            metrics.delivery("unknown", "bad_signature")
+            return _error(401, "missing X-Hub-Signature-256")
+        length = request.headers.get("content-length", "")
+        if length.isdigit() and int(length) > max_body:
+            metrics.delivery("unknown", "too_large")
+            return _error(413, f"payload over {max_body} bytes", Connection="close")
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > max_body:
+                metrics.delivery("unknown", "too_large")
+                # close, or the server would go on reading (and dropping) the rest
+                return _error(413, f"payload over {max_body} bytes", Connection="close")
+        if not verify_signature(secret, bytes(body), header):
+            metrics.delivery("unknown", "bad_signature")
+            return _error(401, "bad X-Hub-Signature-256")
+        event = request.headers.get("x-github-event", "")
+        delivery = request.headers.get("x-github-delivery", "")
+        if not event or not delivery:
+            metrics.delivery("unknown", "bad_request")
+            return _error(400, "missing X-GitHub-Event or X-GitHub-Delivery")
+        try:
+            check_delivery_id(delivery)
+        except ValueError as exc:
+            metrics.delivery("unknown", "bad_request")
+            return _error(400, f"X-GitHub-Delivery: {exc}")
+        if not _EVENT.fullmatch(event):
+            metrics.delivery("unknown", "bad_request")
+            return _error(400, "X-GitHub-Event is not an event name")
+        form = request.headers.get("content-type", "").startswith(
+            "application/x-www-form-urlencoded"
+        )
+        try:
+            return await anyio.to_thread.run_sync(store, bytes(body), event, delivery, form)
+        except Exception:
+            # The store failed (disk, database down): not stored, so GitHub should redeliver.
+            log.exception("could not store delivery %s", delivery)
+            metrics.delivery(event, "store_error")
+            return _error(
+                503, "the delivery could not be stored; redeliver it", **{"Retry-After": "30"}
+            )
+
+    @app.get("/healthz")
+    async def healthz() -> Response:
+        """200 while the queue answers."""
+        try:
+            await anyio.to_thread.run_sync(queue.ping)
+        except QueueError as exc:
+            return JSONResponse({"status": "unavailable", "error": str(exc)}, status_code=503)
+        return JSONResponse({"status": "ok"})
+
+    @app.get("/metrics")
+    async def metrics_page() -> Response:
+        """Prometheus text exposition of this app's registry."""
+        body = await anyio.to_thread.run_sync(metrics.render)
+        return Response(body, media_type=CONTENT_TYPE_LATEST)
+
+    @app.get("/jobs/{job_id}")
+    async def job_json(job_id: str) -> Response:
+        """One job, with its log, as JSON."""
+        try:
+            record = await anyio.to_thread.run_sync(queue.get, job_id)
+        except QueueError as exc:
+            return _error(503, str(exc))
+        if record is None:
+            return _error(404, "no such job")
+        return JSONResponse(record.model_dump(mode="json"))
+
+    @app.get("/")
+    async def jobs_page(state: str = "", limit: int = 100) -> Response:
+        """The jobs page: newest first, optionally one state."""
+        try:
+            wanted = JobState(state) if state else None
+        except ValueError:
+            return HTMLResponse(_page("<p>Unknown state.</p>", {}), status_code=400)
+        limit = max(1, min(limit, 500))
+        try:
+            jobs = await anyio.to_thread.run_sync(lambda: queue.list(limit, wanted))
+            counts = await anyio.to_thread.run_sync(queue.counts)
+        except QueueError as exc:
+            return HTMLResponse(_page(f"<p>Queue unavailable: {escape(str(exc))}</p>", {}), 503)
+        now = datetime.now(UTC)
+        return HTMLResponse(_page(_table(jobs, now, server_url), counts))
+
+    return app
+
+
+# --- the jobs page ----------------------------------------------------------------------
+
+_STYLE = """
+body{font:14px system-ui,sans-serif;margin:1.5rem;color:#1f2328}
+table{border-collapse:collapse;width:100%}
+th,td{padding:.35rem .6rem;border-bottom:1px solid #d0d7de;text-align:left;vertical-align:top}
+th{background:#f6f8fa}code{font-size:12px}
+.s-done{color:#1a7f37}.s-failed,.s-dead{color:#cf222e}.s-running{color:#9a6700}
+.s-ignored,.s-queued{color:#656d76}nav a{margin-right:.8rem}
+"""
+
+
+def _age(then: datetime, now: datetime) -> str:
+    seconds = max(0, int((now - then).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def _row(job: JobRecord, now: datetime, server_url: str) -> str:
+    link = f"/jobs/{quote(job.id, safe='')}"
+    target = ""
+    if job.repo and job.number is not None:
+        url = f"{server_url}/{quote(job.repo, safe='/')}/issues/{job.number}"
+        target = f'<a href="{escape(url)}">{escape(job.repo)}#{job.number}</a>'
+    outcome = job.error or job.decision
+    if job.result is not None:
+        outcome = f"{job.result.status.value}: {job.result.summary or job.result.error}"
+    cells = [
+        f'<a href="{escape(link)}"><code>{escape(job.id[:13])}</code></a>',
+        f'<span class="s-{escape(job.state.value)}">{escape(job.state.value)}</span>',
+        escape(job.event_name),
+        escape(job.repo),
+        target,
+        escape(job.kind),
+        f"${job.cost_usd:.2f}",
+        str(job.attempts),
+        escape(_age(job.received_at, now)),
+        escape(outcome),
+    ]
+    cls = f"job s-{escape(job.state.value)}"
+    return (
+        f'<tr class="{cls}" data-job-id="{escape(job.id)}">'
+        + "".join(f"<td>{c}</td>" for c in cells)
+        + "</tr>"
+    )
+
+
+def _table(jobs: list[JobRecord], now: datetime, server_url: str) -> str:
+    if not jobs:
+        return "<p>No jobs yet.</p>"
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in (
+            "Job",
+            "State",
+            "Event",
+            "Repo",
+            "Issue/PR",
+            "Kind",
+            "Cost",
+            "Tries",
+            "Age",
+            "Outcome",
+        )
+    )
+    rows = "".join(_row(j, now, server_url) for j in jobs)
+    return f'<table id="jobs"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+
+
+def _page(content: str, counts: dict[JobState, int]) -> str:
+    nav = " ".join(
+        f'<a href="/?state={s.value}">{s.value} ({counts.get(s, 0)})</a>' for s in JobState
+    )
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta http-equiv="refresh" content="15"><title>agentbot jobs</title>'
+        f"<style>{_STYLE}</style></head><body><h1>agentbot jobs</h1>"
+        f'<nav><a href="/">all</a> {nav}</nav>{content}</body></html>'
+    )
