@@ -19,11 +19,13 @@ from tests.fakes.gitrepo import (
     branches,
     commits,
     file_url,
+    make_github_remote,
     make_remote,
     push_files,
     read_file,
     read_tree,
     serve_http,
+    server_url,
 )
 
 BRANCH = "agentbot/fix-issue-1"
@@ -671,3 +673,11 @@ def test_credentials_in_urls_are_split_off_and_redacted() -> None:
     assert redact(f"fatal: {url} and {BASIC}", [BASIC]) == (
         "fatal: https://***@github.com/o/r.git and ***"
     )
+
+
+def test_github_style_remote_clones_through_server_url(tmp_path: Path) -> None:
+    remote = make_github_remote(tmp_path / "gh", "octo/demo", {"a.txt": "a\n"})
+    base = server_url(tmp_path / "gh")
+    ws = clone(f"{base}/octo/demo.git", tmp_path / "work")
+    assert (ws.path / "a.txt").read_text() == "a\n"
+    assert remote == (tmp_path / "gh" / "octo" / "demo.git").resolve()
