@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-import anthropic
-from anthropic.types import Message
+from typing import TYPE_CHECKING, Any
 
 from bot.clock import Clock, SystemClock
 from bot.llm.port import ContentBlock, Reply, StopReason, TextBlock, ToolUseBlock
 from bot.llm.retry import call_with_retries, sdk_classifier
 from bot.models import Usage
+
+if TYPE_CHECKING:
+    from anthropic.types import Message
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
@@ -48,6 +48,11 @@ class AnthropicLLM:
         self.temperature = temperature
         self.max_retries = max_retries
         self._clock = clock or SystemClock()
+        # The SDK is imported here, not at module level: it reads the environment on import.
+        import anthropic
+        from anthropic.types import Message
+
+        self._message_type = Message
         # An explicit base URL and key keep the SDK from reading ANTHROPIC_* itself.
         self._client = anthropic.Anthropic(
             api_key=api_key,
@@ -99,7 +104,7 @@ class AnthropicLLM:
         def call() -> Message:
             # `post` (the SDK's documented raw-endpoint call) keeps our key order on the
             # wire: tools, system, messages, the order the API builds its cache prefix in.
-            return self._client.post("/v1/messages", cast_to=Message, body=body)
+            return self._client.post("/v1/messages", cast_to=self._message_type, body=body)
 
         message = call_with_retries(
             call,

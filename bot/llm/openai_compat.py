@@ -8,10 +8,7 @@ blocks become `role: tool` messages, and the reply comes back as the same `Reply
 from __future__ import annotations
 
 import json
-from typing import Any, cast
-
-import openai
-from openai.types.chat import ChatCompletion
+from typing import TYPE_CHECKING, Any, cast
 
 from bot.clock import Clock, SystemClock
 from bot.errors import LLMError
@@ -19,6 +16,9 @@ from bot.llm.port import ContentBlock, Reply, StopReason, TextBlock, ToolUseBloc
 from bot.llm.retry import call_with_retries, sdk_classifier
 from bot.llm.schemas import function_tool_schemas
 from bot.models import Usage
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletion
 
 _FINISH_REASONS: dict[str, StopReason] = {
     "stop": "end_turn",
@@ -53,6 +53,10 @@ class OpenAICompatLLM:
         self.temperature = temperature
         self.max_retries = max_retries
         self._clock = clock or SystemClock()
+        # The SDK is imported here, not at module level: it reads the environment on import.
+        import openai
+
+        self._omit = openai.omit
         self._client = openai.OpenAI(
             api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
         )
@@ -81,10 +85,10 @@ class OpenAICompatLLM:
             return self._client.chat.completions.create(
                 model=self.model,
                 messages=cast(Any, chat),
-                tools=cast(Any, functions) if functions else openai.omit,
-                max_completion_tokens=max_tokens if own_api else openai.omit,
-                max_tokens=openai.omit if own_api else max_tokens,
-                temperature=openai.omit if self.temperature is None else self.temperature,
+                tools=cast(Any, functions) if functions else self._omit,
+                max_completion_tokens=max_tokens if own_api else self._omit,
+                max_tokens=self._omit if own_api else max_tokens,
+                temperature=self._omit if self.temperature is None else self.temperature,
             )
 
         completion = call_with_retries(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 BASH_TOOL: dict[str, Any] = {"type": "bash_20250124", "name": "bash"}
@@ -87,18 +88,18 @@ EDITOR_INPUT_SCHEMA: dict[str, Any] = editor_input_schema()
 
 
 def tool_spec(tool: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
-    """Name, description and input JSON schema of an Anthropic tool definition (typed or client)."""
+    """Name, description and input JSON schema (a fresh copy) of an Anthropic tool definition."""
     name = str(tool["name"])
     kind = str(tool.get("type", "custom"))
     if kind.startswith("bash_"):
-        return name, BASH_DESCRIPTION, BASH_INPUT_SCHEMA
+        return name, BASH_DESCRIPTION, copy.deepcopy(BASH_INPUT_SCHEMA)
     if kind.startswith("text_editor_"):
         # Editors before 2025-07-28 also had `undo_edit`.
         older = kind in ("text_editor_20241022", "text_editor_20250124")
         commands = (*EDITOR_COMMANDS, "undo_edit") if older else EDITOR_COMMANDS
         return name, EDITOR_DESCRIPTION, editor_input_schema(commands)
     if kind == "custom" and "input_schema" in tool:
-        return name, str(tool.get("description", "")), dict(tool["input_schema"])
+        return name, str(tool.get("description", "")), copy.deepcopy(tool["input_schema"])
     raise ValueError(
         f"tool {name!r} of type {kind!r} has no function-tool equivalent; "
         "use a client tool with `input_schema`, bash_* or text_editor_*"
