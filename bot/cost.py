@@ -1,7 +1,8 @@
 """Token prices, the cost of a call, and the per-job budget (turns, USD, minutes).
 
-Prices are USD per million tokens, from the providers' public price lists (checked
-2026-01): `input` (uncached), `output`, `cache_write` (Anthropic's 5-minute cache write,
+Prices are USD per million tokens, from the providers' published price lists as known when
+this was written (late 2025; the 4-6 Claude models assumed priced as their 4-5 versions):
+`input` (uncached), `output`, `cache_write` (Anthropic's 5-minute cache write,
 1.25 x input) and `cache_read`. A model name is matched after dropping a provider prefix
 (`anthropic/`, Bedrock's `anthropic.`), a date suffix (`-20250929…`) or `-latest`, first
 exactly, then by the longest table key it starts with (`claude-opus-4-7` -> `claude-opus-4`).
@@ -34,51 +35,42 @@ class ModelPrice:
     cache_read: float
 
 
-def _anthropic(input: float, output: float) -> ModelPrice:
-    # Anthropic bills a 5-minute cache write at 1.25x input and a cache read at 0.1x input.
-    return ModelPrice(input, output, input * 1.25, input * 0.1)
-
-
-def _cached(input: float, output: float, cache_read: float) -> ModelPrice:
-    # OpenAI and DeepSeek cache automatically: no write surcharge.
-    return ModelPrice(input, output, input, cache_read)
-
-
+# Anthropic: a 5-minute cache write costs 1.25x input, a cache read 0.1x input.
+# OpenAI and DeepSeek cache automatically with no write surcharge: cache_write = input.
 DEFAULT_PRICES: dict[str, ModelPrice] = {
-    "claude-opus-4-6": _anthropic(5.0, 25.0),
-    "claude-opus-4-5": _anthropic(5.0, 25.0),
-    "claude-opus-4-1": _anthropic(15.0, 75.0),
-    "claude-opus-4": _anthropic(15.0, 75.0),
-    "claude-sonnet-4-6": _anthropic(3.0, 15.0),
-    "claude-sonnet-4-5": _anthropic(3.0, 15.0),
-    "claude-sonnet-4": _anthropic(3.0, 15.0),
-    "claude-3-7-sonnet": _anthropic(3.0, 15.0),
-    "claude-haiku-4-5": _anthropic(1.0, 5.0),
-    "claude-3-5-haiku": _anthropic(0.8, 4.0),
-    "claude-3-haiku": _anthropic(0.25, 1.25),
-    "gpt-5": _cached(1.25, 10.0, 0.125),
-    "gpt-5-mini": _cached(0.25, 2.0, 0.025),
-    "gpt-5-nano": _cached(0.05, 0.4, 0.005),
-    "gpt-4.1": _cached(2.0, 8.0, 0.5),
-    "gpt-4.1-mini": _cached(0.4, 1.6, 0.1),
-    "gpt-4.1-nano": _cached(0.1, 0.4, 0.025),
-    "gpt-4o": _cached(2.5, 10.0, 1.25),
-    "gpt-4o-mini": _cached(0.15, 0.6, 0.075),
-    "o3": _cached(2.0, 8.0, 0.5),
-    "o4-mini": _cached(1.1, 4.4, 0.275),
-    "deepseek-chat": _cached(0.28, 0.42, 0.028),
-    "deepseek-reasoner": _cached(0.28, 0.42, 0.028),
+    "claude-opus-4-6": ModelPrice(input=5.0, output=25.0, cache_write=6.25, cache_read=0.5),
+    "claude-opus-4-5": ModelPrice(input=5.0, output=25.0, cache_write=6.25, cache_read=0.5),
+    "claude-opus-4-1": ModelPrice(input=15.0, output=75.0, cache_write=18.75, cache_read=1.5),
+    "claude-opus-4": ModelPrice(input=15.0, output=75.0, cache_write=18.75, cache_read=1.5),
+    "claude-sonnet-4-6": ModelPrice(input=3.0, output=15.0, cache_write=3.75, cache_read=0.3),
+    "claude-sonnet-4-5": ModelPrice(input=3.0, output=15.0, cache_write=3.75, cache_read=0.3),
+    "claude-sonnet-4": ModelPrice(input=3.0, output=15.0, cache_write=3.75, cache_read=0.3),
+    "claude-3-7-sonnet": ModelPrice(input=3.0, output=15.0, cache_write=3.75, cache_read=0.3),
+    "claude-haiku-4-5": ModelPrice(input=1.0, output=5.0, cache_write=1.25, cache_read=0.1),
+    "claude-3-5-haiku": ModelPrice(input=0.8, output=4.0, cache_write=1.0, cache_read=0.08),
+    "claude-3-haiku": ModelPrice(input=0.25, output=1.25, cache_write=0.3, cache_read=0.03),
+    "gpt-5": ModelPrice(input=1.25, output=10.0, cache_write=1.25, cache_read=0.125),
+    "gpt-5-mini": ModelPrice(input=0.25, output=2.0, cache_write=0.25, cache_read=0.025),
+    "gpt-5-nano": ModelPrice(input=0.05, output=0.4, cache_write=0.05, cache_read=0.005),
+    "gpt-4.1": ModelPrice(input=2.0, output=8.0, cache_write=2.0, cache_read=0.5),
+    "gpt-4.1-mini": ModelPrice(input=0.4, output=1.6, cache_write=0.4, cache_read=0.1),
+    "gpt-4.1-nano": ModelPrice(input=0.1, output=0.4, cache_write=0.1, cache_read=0.025),
+    "gpt-4o": ModelPrice(input=2.5, output=10.0, cache_write=2.5, cache_read=1.25),
+    "gpt-4o-mini": ModelPrice(input=0.15, output=0.6, cache_write=0.15, cache_read=0.075),
+    "o3": ModelPrice(input=2.0, output=8.0, cache_write=2.0, cache_read=0.5),
+    "o4-mini": ModelPrice(input=1.1, output=4.4, cache_write=1.1, cache_read=0.275),
+    "deepseek-chat": ModelPrice(input=0.28, output=0.42, cache_write=0.28, cache_read=0.028),
+    "deepseek-reasoner": ModelPrice(input=0.28, output=0.42, cache_write=0.28, cache_read=0.028),
 }
 
-UNKNOWN_MODEL_PRICE = _anthropic(15.0, 75.0)
+UNKNOWN_MODEL_PRICE = ModelPrice(input=15.0, output=75.0, cache_write=18.75, cache_read=1.5)
 """Used for a model in neither the table nor the overrides: Claude Opus 4.1's price."""
 
 _DATE_SUFFIX = re.compile(r"-(\d{8}|latest)\b.*$")
 
 
 def normalize_model(model: str) -> str:
-    """The table key form of a model name: `anthropic.claude-sonnet-4-5-20250929-v1:0` ->
-    `claude-sonnet-4-5`."""
+    """Table form of a name: `anthropic.claude-sonnet-4-5-20250929-v1:0` -> `claude-sonnet-4-5`."""
     name = model.strip().lower().rsplit("/", 1)[-1]
     if "claude-" in name:
         name = name[name.index("claude-") :].replace(".", "-")  # OpenRouter writes 4.5
