@@ -13,11 +13,12 @@ re-exported here), so one script can drive either adapter:
         fake.requests[1].json["messages"]     # includes {"role": "tool", "tool_call_id": ...}
 
 `fake.base_url` ends in `/v1`; the server answers POST /v1/chat/completions. Translation of
-a scripted reply: text blocks -> `message.content`, tool_use blocks -> `message.tool_calls`
-(same ids, arguments as JSON), stop_reason end_turn/tool_use/max_tokens/refusal ->
-finish_reason stop/tool_calls/length/content_filter, and usage -> prompt_tokens =
-input + cache_write + cache_read, completion_tokens = output, prompt_tokens_details.cached_tokens =
-cache_read. Errors use OpenAI's shape `{"error": {"message", "type", "param", "code"}}`.
+a scripted reply: text blocks -> `message.content`; tool_use blocks -> `message.tool_calls`
+(same ids, arguments as JSON; a string `input` is sent verbatim, e.g. invalid JSON);
+stop_reason end_turn/tool_use/max_tokens/refusal -> finish_reason
+stop/tool_calls/length/content_filter; usage -> prompt_tokens = input + cache_write +
+cache_read, completion_tokens = output, prompt_tokens_details.cached_tokens = cache_read.
+Errors use OpenAI's shape `{"error": {"message", "type", "param", "code"}}`.
 A request with `"stream": true` gets chat.completion.chunk events and `data: [DONE]`.
 """
 
@@ -63,6 +64,11 @@ FINISH_REASONS = {
 CREATED = 1_767_225_600  # 2026-01-01: fixed, so replies are reproducible
 
 
+def _arguments(value: Any) -> str:
+    # A string input is sent verbatim, so tests can serve arguments that are not JSON.
+    return value if isinstance(value, str) else json.dumps(value)
+
+
 class FakeOpenAIChat(ScriptedServer):
     """POST /v1/chat/completions from a script; see the module docstring."""
 
@@ -81,7 +87,7 @@ class FakeOpenAIChat(ScriptedServer):
             {
                 "id": b["id"],
                 "type": "function",
-                "function": {"name": b["name"], "arguments": json.dumps(b["input"])},
+                "function": {"name": b["name"], "arguments": _arguments(b["input"])},
             }
             for b in step.content
             if b["type"] == "tool_use"
