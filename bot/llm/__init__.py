@@ -1,22 +1,18 @@
 """LLM port and adapters: provider-neutral types, `make_llm`, and the provider adapters.
 
-The adapters import their SDKs lazily (`AnthropicLLM`, `OpenAICompatLLM` are loaded on first
-access) so that importing the port types stays cheap.
+The adapters import their SDK when one is built (the SDKs read the environment and take
+seconds on import), so importing this package stays cheap and pure.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from bot.clock import Clock
 from bot.errors import ConfigError
+from bot.llm.anthropic import AnthropicLLM
+from bot.llm.openai_compat import OpenAICompatLLM
 from bot.llm.port import LLM, ContentBlock, Reply, StopReason, TextBlock, ToolUseBlock
 from bot.llm.schemas import BASH_TOOL, EDITOR_TOOL, function_tool_schemas, tool_spec
 from bot.models import LLMProviderConfig
-
-if TYPE_CHECKING:
-    from bot.llm.anthropic import AnthropicLLM
-    from bot.llm.openai_compat import OpenAICompatLLM
 
 __all__ = [
     "BASH_TOOL",
@@ -38,8 +34,6 @@ __all__ = [
 def make_llm(cfg: LLMProviderConfig, *, clock: Clock | None = None) -> LLM:
     """The adapter for a provider config: Anthropic's API, or an OpenAI-compatible one."""
     if cfg.provider == "anthropic":
-        from bot.llm.anthropic import AnthropicLLM
-
         return AnthropicLLM(
             model=cfg.model,
             api_key=cfg.api_key,
@@ -49,8 +43,6 @@ def make_llm(cfg: LLMProviderConfig, *, clock: Clock | None = None) -> LLM:
             timeout=float(cfg.timeout),
             temperature=cfg.temperature,
         )
-    from bot.llm.openai_compat import OpenAICompatLLM
-
     if not cfg.base_url:
         raise ConfigError(f"provider {cfg.provider!r} needs a base_url", path="base_url")
     return OpenAICompatLLM(
@@ -63,16 +55,3 @@ def make_llm(cfg: LLMProviderConfig, *, clock: Clock | None = None) -> LLM:
         provider=cfg.provider,
         temperature=cfg.temperature,
     )
-
-
-def __getattr__(name: str) -> Any:
-    """Load an adapter class (and its SDK) on first use."""
-    if name == "AnthropicLLM":
-        from bot.llm.anthropic import AnthropicLLM
-
-        return AnthropicLLM
-    if name == "OpenAICompatLLM":
-        from bot.llm.openai_compat import OpenAICompatLLM
-
-        return OpenAICompatLLM
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
