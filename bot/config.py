@@ -159,7 +159,8 @@ class RepoConfig(_Section):
     commands: Commands = Field(default_factory=Commands)
     min_permission: Permission = "write"
     allowed_bots: list[str] = Field(default_factory=list)
-    model: str = "claude-sonnet-4-5"
+    model: str = "claude-sonnet-4-6"
+    """Default model; claude-sonnet-4-5 (DESIGN §4) reaches end of life on 2026-11-30."""
     roles: dict[str, RoleConfig] = Field(default_factory=dict)
     budget: Budget = Field(default_factory=Budget)
     validation: ValidationConfig = Field(default_factory=ValidationConfig)

@@ -28,7 +28,7 @@ def test_overrides_and_null_stage() -> None:
     assert cfg.validation.typecheck is None
     assert cfg.validation.test == "pytest -q"
     assert cfg.model_for("fixer") == "m2"
-    assert cfg.model_for("issue_fixer") == "claude-sonnet-4-5"
+    assert cfg.model_for("issue_fixer") == "claude-sonnet-4-6"
 
 
 def test_unknown_key_names_path_and_line() -> None:
