@@ -121,7 +121,9 @@ def create_app(
         if not _EVENT.fullmatch(event):
             metrics.delivery("unknown", "bad_request")
             return _error(400, "X-GitHub-Event is not an event name")
-        form = request.headers.get("content-type", "").startswith(
+        # GitHub's form content type sends `payload=<json>`; anything else is taken as JSON
+        # (curl -d labels JSON as a form too).
+        form = body.startswith(b"payload=") and request.headers.get("content-type", "").startswith(
             "application/x-www-form-urlencoded"
         )
         try:
