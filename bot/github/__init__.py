@@ -1,7 +1,8 @@
 """GitHub port on githubkit: token or App auth, tenacity retries, paced writes, small models."""
 
 from bot.github.auth import AppAuth, InstallationToken, TokenAuth
-from bot.github.client import AppTokenError, GitHub
+from bot.github.client import GitHub
+from bot.github.core import AppTokenError
 from bot.github.models import Comment, Issue, PullRequest, Repo
 from bot.github.pacing import WritePacer
 

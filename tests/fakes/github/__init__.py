@@ -11,7 +11,8 @@ with FakeGitHub(clock=FakeClock()) as gh:
 """
 
 from tests.fakes.github.keys import AppKey, app_key
-from tests.fakes.github.server import DEFAULT_TOKEN, Call, FakeGitHub, Fault, fake_github
+from tests.fakes.github.records import Call, Fault
+from tests.fakes.github.server import DEFAULT_TOKEN, FakeGitHub, fake_github
 from tests.fakes.github.state import (
     CheckRunState,
     CommentState,

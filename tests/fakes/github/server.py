@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import json
-import re
 import socket
 import threading
 import time
 import traceback
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http import HTTPStatus
 from types import TracebackType
 from typing import Any
 from urllib.parse import unquote
 
-import jwt
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -25,43 +21,21 @@ from starlette.routing import Route
 from bot.clock import Clock
 from bot.github import AppAuth, GitHub, TokenAuth
 from tests.fakes.github import payloads as P
+from tests.fakes.github import routes_issues, routes_pulls
+from tests.fakes.github.auth import authenticate
 from tests.fakes.github.keys import app_key
-from tests.fakes.github.routes import DOCS, ROUTES, Req, Resp, not_found
+from tests.fakes.github.records import Call, Recorder
+from tests.fakes.github.routing import ROUTES, Req, Resp, not_found
 from tests.fakes.github.store import Store
+
+# Importing the route modules registers their endpoints in ROUTES.
+_ROUTE_MODULES = (routes_issues, routes_pulls)
 
 DEFAULT_TOKEN = "ghs_" + "f4ke" * 9
 """The token `FakeGitHub.client()` uses: shaped like an Actions `GITHUB_TOKEN`."""
 
 
-@dataclass(frozen=True)
-class Call:
-    """One request the fake received, and what it answered."""
-
-    method: str
-    path: str
-    """Percent-decoded path, e.g. `/repos/o/r/issues/1/labels/good first issue`."""
-    query: dict[str, str]
-    json: Any
-    status: int
-    at: float
-    """clock.monotonic() of the injected clock, else time.monotonic()."""
-    headers: dict[str, str] = field(repr=False)
-    """Request headers, lower-case names (Authorization included: this is a test double)."""
-
-
-@dataclass
-class Fault:
-    """A scripted failure: the next `times` matching calls get this answer (None: forever)."""
-
-    method: str
-    path_regex: re.Pattern[str]
-    status: int
-    headers: dict[str, str]
-    body: Any
-    times: int | None
-
-
-class FakeGitHub(Store):
+class FakeGitHub(Store, Recorder):
     """A stateful GitHub REST fake on 127.0.0.1; use as `with FakeGitHub() as gh: gh.url`."""
 
     def __init__(
@@ -75,8 +49,7 @@ class FakeGitHub(Store):
         super().__init__(
             clock=clock, actor=actor, accept_any_token=accept_any_token, web_url=web_url
         )
-        self._calls: list[Call] = []
-        self._faults: list[Fault] = []
+        self._init_records()
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._port = 0
@@ -191,65 +164,6 @@ class FakeGitHub(Store):
         self.add_installation(installation_id, app_id=app_id, account=account, repos=repos)
         return key.private_pem
 
-    # --- records and faults ----------------------------------------------------------------
-
-    @property
-    def calls(self) -> list[Call]:
-        """Every call so far, in order."""
-        with self.lock:
-            return list(self._calls)
-
-    def calls_to(self, method: str, path_regex: str) -> list[Call]:
-        """Calls with this method ("*" for any) whose path fully matches `path_regex`."""
-        pattern = re.compile(path_regex)
-        return [
-            c
-            for c in self.calls
-            if method in ("*", c.method) and pattern.fullmatch(c.path) is not None
-        ]
-
-    def writes(self) -> list[Call]:
-        """Every non-GET call."""
-        return [c for c in self.calls if c.method != "GET"]
-
-    def reset_calls(self) -> None:
-        """Forget the calls recorded so far (state is kept)."""
-        with self.lock:
-            self._calls.clear()
-
-    def fail_next(
-        self,
-        method: str,
-        path_regex: str,
-        status: int,
-        headers: dict[str, str] | None = None,
-        body: Any = None,
-        times: int | None = 1,
-    ) -> None:
-        """Answer the next `times` calls matching (method or "*", full-match path regex) with
-        `status`, `headers` and `body` (default GitHub's error shape); `times=None`: forever."""
-        if body is None:
-            body = P.error(HTTPStatus(status).phrase, DOCS, status=str(status))
-        with self.lock:
-            self._faults.append(
-                Fault(method, re.compile(path_regex), status, dict(headers or {}), body, times)
-            )
-
-    def clear_faults(self) -> None:
-        """Drop scripted failures that did not fire yet."""
-        with self.lock:
-            self._faults.clear()
-
-    def _take_fault(self, method: str, path: str) -> Fault | None:
-        for fault in self._faults:
-            if fault.method in ("*", method) and fault.path_regex.fullmatch(path):
-                if fault.times is not None:
-                    fault.times -= 1
-                    if fault.times <= 0:
-                        self._faults.remove(fault)
-                return fault
-        return None
-
     # --- HTTP ------------------------------------------------------------------------------
 
     async def _endpoint(self, request: Request) -> Response:
@@ -321,7 +235,7 @@ class FakeGitHub(Store):
             match = pattern.match(raw_path)
             if match is None or route_method != method:
                 continue
-            auth = self._authenticate(headers, app_only)
+            auth = authenticate(self, headers, app_only)
             if isinstance(auth, Resp):
                 return auth
             actor, kind, app_id, installation_id = auth
@@ -355,71 +269,6 @@ class FakeGitHub(Store):
             if inst.account != owner or (inst.repos is not None and repo not in inst.repos):
                 return not_found()
         return None
-
-    def _authenticate(
-        self, headers: dict[str, str], app_only: bool
-    ) -> Resp | tuple[str, str, int | None, int | None]:
-        """(actor, kind, app id, installation id) or a 401/403."""
-        scheme, _, credential = headers.get("authorization", "").partition(" ")
-        credential = credential.strip()
-        if scheme.lower() not in ("bearer", "token") or not credential:
-            return Resp(401, P.error("Requires authentication", DOCS, status="401"))
-        if credential.count(".") == 2:
-            return self._verify_jwt(credential, app_only)
-        if app_only:
-            return Resp(401, P.error("A JSON web token could not be decoded", DOCS, status="401"))
-        issued = next((t for t in self.issued_tokens if t.token == credential), None)
-        if issued is not None:
-            if self.now() >= issued.expires_at:
-                return Resp(401, P.error("Bad credentials", DOCS, status="401"))
-            inst = self.installations[issued.installation_id]
-            slug = self.apps[inst.app_id].slug
-            return f"{slug}[bot]", "installation", inst.app_id, inst.id
-        if credential in self.token_logins:
-            return self.token_logins[credential], "token", None, None
-        if self.accept_any_token:
-            self.add_user(self.actor)
-            return self.actor, "token", None, None
-        return Resp(401, P.error("Bad credentials", DOCS, status="401"))
-
-    def _verify_jwt(
-        self, token: str, app_only: bool
-    ) -> Resp | tuple[str, str, int | None, int | None]:
-        def refuse(message: str) -> Resp:
-            return Resp(401, P.error(message, DOCS, status="401"))
-
-        try:
-            issuer = jwt.decode(token, options={"verify_signature": False}).get("iss")
-            app = self.apps.get(int(str(issuer)))
-        except (jwt.PyJWTError, ValueError):
-            return refuse("A JSON web token could not be decoded")
-        if app is None:
-            return refuse(f"Integration not found for iss {issuer!r}")
-        try:
-            claims = jwt.decode(
-                token,
-                app.public_key_pem,
-                algorithms=["RS256"],
-                options={
-                    "verify_exp": False,
-                    "verify_iat": False,
-                    "verify_nbf": False,
-                    "require": ["iat", "exp", "iss"],
-                },
-            )
-        except jwt.PyJWTError as exc:
-            return refuse(f"A JSON web token could not be decoded ({exc})")
-        now = self.now().timestamp()
-        if claims["exp"] <= now:
-            return refuse("'Expiration time' claim ('exp') must be a numeric value in the future")
-        if claims["iat"] > now + 60:
-            return refuse("'Issued at' claim ('iat') must be an Integer representing the past")
-        if claims["exp"] - now > 600:
-            return refuse("'Expiration time' claim ('exp') is too far in the future")
-        self.jwt_claims.append(claims)
-        if not app_only:
-            return Resp(403, P.error("Resource not accessible by integration", DOCS, status="403"))
-        return f"{app.slug}[bot]", "app", app.id, None
 
 
 def fake_github(**kwargs: Any) -> Iterator[FakeGitHub]:

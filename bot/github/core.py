@@ -1,0 +1,289 @@
+"""The request path of the GitHub port: auth, write pacing, tenacity retries, errors."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, nullcontext
+from datetime import datetime
+from typing import Any, Literal, NoReturn, Self, cast
+from urllib.parse import urlsplit
+
+import githubkit
+import httpx
+from githubkit.exception import GitHubException
+from githubkit.response import Response
+from tenacity import RetryCallState, Retrying, retry_if_exception
+
+from bot.clock import Clock, SystemClock
+from bot.errors import GitHubError
+from bot.github.auth import AppAuth, TokenAuth
+from bot.github.pacing import WRITE_METHODS, WritePacer
+from bot.github.retry import Backoff, classify
+
+log = logging.getLogger("agentbot.github")
+
+Send = Callable[[dict[str, str]], Response[Any]]
+"""One request through githubkit, given the headers (Authorization) to send."""
+
+ROLES = ("none", "read", "triage", "write", "maintain", "admin")
+STATES = ("open", "closed", "all")
+PER_PAGE = 100
+
+
+class _Shared:
+    """What every client derived from one root shares: the githubkit client and the pacers."""
+
+    def __init__(self, api_url: str, clock: Clock) -> None:
+        # githubkit's own retries and HTTP cache are off: tenacity below is the one retry
+        # owner, and a cache would hide requests from the fake server and the call counter.
+        # githubkit opens an httpx client per request; one SSL context built here spares each
+        # request loading the CA bundle again (~70 ms of CPU).
+        self.kit = githubkit.GitHub(
+            base_url=api_url,
+            ssl_verify=httpx.create_ssl_context(),
+            user_agent="agentbot",
+            timeout=30.0,
+            auto_retry=False,
+            http_cache=False,
+        )
+        self.clock = clock
+        self._pacers: dict[int | None, WritePacer] = {}
+        self._lock = threading.Lock()
+
+    def pacer(self, installation_id: int | None) -> WritePacer:
+        """The write pacer of one installation (or of the token, keyed None)."""
+        with self._lock:
+            if installation_id not in self._pacers:
+                self._pacers[installation_id] = WritePacer(self.clock)
+            return self._pacers[installation_id]
+
+
+class AppTokenError(GitHubError):
+    """The App could not get an installation token (not installed, wrong key, suspended)."""
+
+
+def is_missing(exc: GitHubError, *statuses: int) -> bool:
+    """The call's own resource is absent (not the token request in front of it)."""
+    return exc.status in statuses and not isinstance(exc, AppTokenError)
+
+
+def split_repo(repo: str) -> tuple[str, str]:
+    """("owner", "name") of "owner/name"; anything else is refused before any request."""
+    owner, _, name = repo.partition("/")
+    if not owner or not name or "/" in name:
+        raise GitHubError(f"not an owner/name repository: {repo!r}")
+    return owner, name
+
+
+def list_state(state: str) -> Literal["open", "closed", "all"]:
+    """A list filter state, checked: open, closed or all."""
+    if state not in STATES:
+        raise GitHubError(f"state must be one of {', '.join(STATES)}, not {state!r}")
+    return cast(Literal["open", "closed", "all"], state)
+
+
+class RestCore:
+    """Auth, retries and pacing under every call; the endpoint methods live in mixins."""
+
+    def __init__(
+        self,
+        *,
+        auth: TokenAuth | AppAuth,
+        api_url: str = "https://api.github.com",
+        clock: Clock | None = None,
+        installation_id: int | None = None,
+        max_retry_seconds: float = 600.0,
+    ) -> None:
+        self.auth = auth
+        self.api_url = api_url.rstrip("/")
+        self.clock: Clock = clock or SystemClock()
+        self.installation_id = installation_id
+        self.max_retry_seconds = max_retry_seconds
+        self._shared = _Shared(self.api_url, self.clock)
+        self.pacer = self._shared.pacer(installation_id)
+        self.calls = 0
+        """REST requests sent by this client (retries and token fetches included)."""
+        self._calls_lock = threading.Lock()
+
+    def for_installation(self, installation_id: int) -> Self:
+        """A client for one App installation, sharing the token cache and that installation's
+        write pacer; with token auth, a sibling client with the same token."""
+        child = copy.copy(self)
+        child.installation_id = installation_id if isinstance(self.auth, AppAuth) else None
+        child.pacer = self._shared.pacer(child.installation_id)
+        child.calls = 0
+        child._calls_lock = threading.Lock()
+        return child
+
+    # --- auth ------------------------------------------------------------------------------
+
+    def token(self) -> str:
+        """A token for git over HTTPS: the PAT, or the (cached) installation token."""
+        if isinstance(self.auth, TokenAuth):
+            return self.auth.token
+        if self.installation_id is None:
+            raise GitHubError("App auth has no installation: call for_installation(id) first")
+        return self._installation_token(self.auth, self.installation_id)
+
+    def _installation_token(self, auth: AppAuth, installation_id: int) -> str:
+        cached = auth.cached_token(installation_id, self.clock.now())
+        if cached is not None:
+            return cached
+        with auth.lock:
+            cached = auth.cached_token(installation_id, self.clock.now())
+            if cached is not None:
+                return cached
+            try:
+                resp = self._call(
+                    "POST",
+                    lambda h: self._shared.kit.rest.apps.create_installation_access_token(
+                        installation_id, headers=h
+                    ),
+                    as_app=True,
+                )
+            except GitHubError as exc:
+                raise AppTokenError(
+                    f"no access token for App installation {installation_id} "
+                    f"(is the App installed there, with this key?): {exc}",
+                    status=exc.status,
+                    method=exc.method,
+                    url=exc.url,
+                    retry_after=exc.retry_after,
+                ) from exc
+            data = resp.json()
+            expires_at = datetime.fromisoformat(data["expires_at"])
+            auth.store_token(installation_id, data["token"], expires_at)
+            log.info("installation %s token obtained, expires %s", installation_id, expires_at)
+            return str(data["token"])
+
+    def _authorization(self, as_app: bool) -> str:
+        if isinstance(self.auth, TokenAuth):
+            return f"Bearer {self.auth.token}"
+        if as_app or self.installation_id is None:
+            return f"Bearer {self.auth.jwt(self.clock.now())}"
+        return f"token {self._installation_token(self.auth, self.installation_id)}"
+
+    def installation_for_repo(self, repo: str) -> int:
+        """The id of the App installation that covers `repo` (App auth only)."""
+        owner, name = split_repo(repo)
+        resp = self._call(
+            "GET",
+            lambda h: self._shared.kit.rest.apps.get_repo_installation(owner, name, headers=h),
+            as_app=True,
+        )
+        return int(resp.json()["id"])
+
+    # --- the request path: auth -> pacing -> send, under tenacity ---------------------------
+
+    def _send_once(self, method: str, send: Send, as_app: bool) -> Response[Any]:
+        # The token is fetched before the write slot: the fetch is itself a request.
+        headers = {"Authorization": self._authorization(as_app)}
+        paced = method in WRITE_METHODS and not as_app
+        slot: AbstractContextManager[None] = self.pacer.slot() if paced else nullcontext()
+        with slot:
+            with self._calls_lock:
+                self.calls += 1
+            return send(headers)
+
+    def _call(self, method: str, send: Send, *, as_app: bool = False) -> Response[Any]:
+        """Send one request, retrying 5xx, network errors and rate limits within the budget."""
+        backoff = Backoff()
+
+        def wait(state: RetryCallState) -> float:
+            exc = _exception(state)
+            return backoff.delay(exc, classify(exc, method), self.clock.now())
+
+        def stop(state: RetryCallState) -> bool:
+            return state.idle_for + state.upcoming_sleep > self.max_retry_seconds
+
+        def before_sleep(state: RetryCallState) -> None:
+            exc = _exception(state)
+            failure = classify(exc, method)
+            log.warning(
+                "GitHub %s %s failed (%s %s): retry %d in %.0f s",
+                method,
+                _path(exc),
+                failure.status or failure.kind,
+                failure.message,
+                state.attempt_number,
+                state.upcoming_sleep,
+            )
+
+        def give_up(state: RetryCallState) -> NoReturn:
+            exc = _exception(state)
+            raise self._error(exc, method, retry_after=state.upcoming_sleep) from exc
+
+        retrying = Retrying(
+            sleep=self.clock.sleep,
+            retry=retry_if_exception(lambda e: classify(e, method).kind != "fatal"),
+            wait=wait,
+            stop=stop,
+            before_sleep=before_sleep,
+            retry_error_callback=give_up,
+        )
+        try:
+            for attempt in retrying:
+                with attempt:
+                    return self._send_once(method, send, as_app)
+        except GitHubException as exc:
+            raise self._error(exc, method) from exc
+        raise AssertionError("tenacity returned without an outcome")  # pragma: no cover
+
+    def _error(
+        self, exc: BaseException, method: str, *, retry_after: float | None = None
+    ) -> GitHubError:
+        failure = classify(exc, method)
+        request = _request_of(exc)
+        url = str(request.url) if request is not None else ""
+        if retry_after is not None:
+            waited = f" (gave up retrying; try again in {retry_after:.0f} s)"
+        else:
+            waited = ""
+        what = f"{failure.status} {failure.message}" if failure.status else failure.message
+        return GitHubError(
+            f"GitHub {method} {_path(exc)}: {what}{waited}",
+            status=failure.status,
+            method=method,
+            url=url,
+            retry_after=retry_after,
+        )
+
+    def _pages(self, send: Callable[[int, dict[str, str]], Response[Any]]) -> Iterator[Any]:
+        """Every item of a paginated list, following `Link: rel="next"`."""
+        page = 1
+        while True:
+            resp = self._call("GET", functools.partial(send, page))
+            yield from resp.json()
+            if 'rel="next"' not in resp.headers.get("link", ""):
+                return
+            page += 1
+
+
+def _exception(state: RetryCallState) -> BaseException:
+    outcome = state.outcome
+    exc = outcome.exception() if outcome is not None else None
+    if exc is None:  # pragma: no cover - tenacity only retries on exceptions here
+        raise AssertionError("retry without an exception")
+    return exc
+
+
+def _request_of(exc: BaseException) -> httpx.Request | None:
+    """The request of a failed attempt, when httpx recorded one."""
+    for candidate in (exc, getattr(exc, "exc", None)):
+        try:
+            request = getattr(candidate, "request", None)
+        except RuntimeError:  # httpx raises when an error carries no request
+            request = None
+        if isinstance(request, httpx.Request):
+            return request
+    return None
+
+
+def _path(exc: BaseException) -> str:
+    """The request path of a failed attempt, for messages (tokens live in headers, not here)."""
+    request = _request_of(exc)
+    return urlsplit(str(request.url)).path if request is not None else "?"
