@@ -269,3 +269,13 @@ def test_bad_repository_names_are_refused_before_any_request(
         with pytest.raises(GitHubError, match="not an owner/name"):
             client.get_repo(bad)
     assert gh.calls == []
+
+
+def test_a_body_githubkit_refuses_is_a_github_error_and_is_not_sent(
+    gh: FakeGitHub, client: GitHub
+) -> None:
+    run_id = client.create_check_run(REPO, name="agentbot", head_sha="a" * 40)
+    with pytest.raises(GitHubError, match="request not sent") as caught:
+        client.update_check_run(REPO, run_id, status="completed", conclusion="great")
+    assert caught.value.method == "PATCH" and caught.value.status is None
+    assert [c.method for c in gh.calls] == ["POST"]

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 import githubkit
 import httpx
+import pydantic
 from githubkit.exception import GitHubException
 from githubkit.response import Response
 from tenacity import RetryCallState, Retrying, retry_if_exception
@@ -231,6 +232,14 @@ class RestCore:
                     return self._send_once(method, send, as_app)
         except GitHubException as exc:
             raise self._error(exc, method) from exc
+        except pydantic.ValidationError as exc:
+            # githubkit checks request bodies against the schema before sending anything.
+            # Union bodies report one error per branch; skip "should be <UNSET>" noise.
+            first = next((e for e in exc.errors() if "UNSET" not in e["msg"]), exc.errors()[0])
+            where = ".".join(str(part) for part in first["loc"][1:]) or "body"
+            raise GitHubError(
+                f"GitHub {method}: request not sent, {where}: {first['msg']}", method=method
+            ) from exc
         raise AssertionError("tenacity returned without an outcome")  # pragma: no cover
 
     def _error(
