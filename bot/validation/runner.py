@@ -1,0 +1,147 @@
+"""Run one stage command: a shell in its own process group, a timeout, the whole group killed."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from bot.clock import Clock, SystemClock
+from bot.models import CommandResult
+
+SECRET_WORDS = ("TOKEN", "KEY", "SECRET")
+KILL_GRACE_SECONDS = 2.0
+OUTPUT_LIMIT = 200_000
+"""Characters of output kept in a report (head and tail); parsers see all of it."""
+
+# Shell words that are not a program we could look up on PATH.
+_SHELL_WORDS = frozenset(
+    """! [ [[ { ( . : cd test true false exit export set unset if for while case eval exec
+    command env time nice timeout echo printf""".split()  # noqa: SIM905 (a word list)
+)
+_NOT_FOUND = (
+    re.compile(r"(?:^|: )(?:line \d+: )?([\w.+-]+): (?:command )?not found$", re.MULTILINE),
+    re.compile(r"no such command: `?([\w-]+)`?"),  # cargo clippy / cargo fmt not installed
+    re.compile(r"'(cargo-[\w-]+|rustfmt|clippy-driver)' is not installed"),
+    re.compile(r"bundler: command not found: ([\w.+-]+)"),
+)
+
+
+def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
+    """A copy of `env` without variables whose name contains TOKEN, KEY or SECRET."""
+    return {k: v for k, v in env.items() if not any(w in k.upper() for w in SECRET_WORDS)}
+
+
+def first_program(command: str) -> str | None:
+    """The program a shell command starts with (after `VAR=value` words), if plain enough."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    for word in words:
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", word):
+            continue
+        if word in _SHELL_WORDS or any(c in word for c in "$`(){}|;&<>*?"):
+            return None
+        return word
+    return None
+
+
+def missing_program(command: str, *, cwd: Path, env: Mapping[str, str]) -> str | None:
+    """The command's first program if it is not on the stage's PATH (or not a file), else None."""
+    program = first_program(command)
+    if program is None:
+        return None
+    if "/" in program:
+        path = Path(program) if Path(program).is_absolute() else cwd / program
+        return None if os.access(path, os.X_OK) else program
+    return None if shutil.which(program, path=env.get("PATH", "")) else program
+
+
+def missing_in_output(result: CommandResult) -> str | None:
+    """The tool a finished command says it could not find (exit 127, cargo subcommands…)."""
+    if result.success or result.timed_out:
+        return None
+    tail = result.output[-4000:]
+    for pattern in _NOT_FOUND[1:]:
+        if m := pattern.search(tail):
+            return m.group(1)
+    if result.exit_code == 127 and (m := _NOT_FOUND[0].search(tail)):
+        return m.group(1)
+    return None
+
+
+def clip(text: str, limit: int = OUTPUT_LIMIT) -> str:
+    """Keep the head and (mostly) the tail of a long output, saying what was cut."""
+    if len(text) <= limit:
+        return text
+    head, tail = limit // 5, limit - limit // 5
+    cut = len(text) - head - tail
+    return f"{text[:head]}\n[... {cut} characters cut ...]\n{text[-tail:]}"
+
+
+def run_command(
+    command: str,
+    cwd: Path,
+    *,
+    env: Mapping[str, str],
+    timeout: float,
+    clock: Clock | None = None,
+    grace: float = KILL_GRACE_SECONDS,
+) -> CommandResult:
+    """Run `command` with `sh -c` in `cwd`; on timeout kill its process group (TERM, then KILL).
+
+    stdout and stderr go, interleaved, to one temporary file rather than pipes, so a
+    background child that outlives the shell cannot block us by holding a pipe open.
+    Whatever the command left running in its group is killed when it ends, too.
+    """
+    clock = clock or SystemClock()
+    argv = ["/bin/sh", "-c", command]
+    start = clock.monotonic()
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: one signal reaches every child
+        )
+        timed_out = False
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                _kill_group(proc.pid, signal.SIGKILL)
+                proc.wait()
+        _kill_group(proc.pid, signal.SIGKILL)  # children left behind (daemons, `&` jobs)
+        out.seek(0)
+        output = out.read().decode("utf-8", errors="replace")
+    if timed_out:
+        output += f"\n[agentbot: timed out after {timeout:g}s; process group killed]\n"
+    code = proc.returncode
+    return CommandResult(
+        command=argv,
+        exit_code=code,
+        output=output,
+        success=code == 0 and not timed_out,
+        duration_seconds=round(clock.monotonic() - start, 3),
+        timed_out=timed_out,
+    )
+
+
+def _kill_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
