@@ -240,6 +240,8 @@ class ValidationReport(Model):
     fix_rounds_used: int = 0
     passed: bool
     duration_seconds: float = 0.0
+    warnings: list[str] = Field(default_factory=list)
+    """Pipeline-level notes (nothing validated, baseline unavailable); stage notes are on gates."""
 
     @property
     def failing_gate(self) -> QualityGateResult | None:
