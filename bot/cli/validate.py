@@ -1,0 +1,119 @@
+"""`agentbot validate`: run the validation pipeline on a checkout and print its report."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from bot.cli.app import EXIT_FAILED, EXIT_OK, EXIT_USAGE, app
+from bot.config import REPO_CONFIG_PATH, RepoConfig, Settings
+from bot.errors import ConfigError
+from bot.models import QualityGateResult, ValidationReport
+from bot.validation import resolve_base, run_validation
+
+_STYLE = {"passed": "green", "failed": "red", "timed_out": "red", "skipped": "yellow"}
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(EXIT_USAGE)
+
+
+def _note(gate: QualityGateResult, report: ValidationReport) -> str:
+    parts = []
+    if gate.gate_name == "test" and report.tests is not None:
+        t = report.tests
+        counts = f"{t.passed_count}/{t.test_count} passed"
+        parts.append(counts + (f", {t.skipped_count} skipped" if t.skipped_count else ""))
+    if gate.auto_fixed:
+        parts.append("auto-fixed")
+    if gate.warning:
+        parts.append(gate.warning)
+    if gate.status == "failed" and gate.issues_found:
+        parts.append("failing: " + ", ".join(gate.issues_found[:5]))
+    elif gate.status == "failed" and gate.command_result is not None:
+        last = [ln for ln in gate.command_result.output.strip().splitlines() if ln.strip()]
+        parts.append(last[-1][:160] if last else f"exit {gate.command_result.exit_code}")
+    return "; ".join(parts)
+
+
+def _print_report(console: Console, report: ValidationReport) -> None:
+    table = Table(title=f"validation ({report.profile})", title_justify="left")
+    for col in ("stage", "status", "duration", "summary"):
+        table.add_column(col, no_wrap=col != "summary")
+    for gate in report.gates:
+        secs = gate.command_result.duration_seconds if gate.command_result else 0.0
+        table.add_row(
+            gate.gate_name,
+            Text(gate.status, style=_STYLE[gate.status]),
+            f"{secs:.1f}s",
+            _note(gate, report),
+        )
+    console.print(table)
+    if report.new_failures:
+        console.print(f"new failures: {', '.join(report.new_failures)}")
+    if report.preexisting_failures:
+        console.print(
+            "pre-existing failures (also fail on the base commit, not counted): "
+            + ", ".join(report.preexisting_failures)
+        )
+    for warning in report.warnings:
+        console.print(Text(f"warning: {warning}", style="yellow"))
+    verdict = Text("PASSED", style="bold green") if report.passed else Text("FAILED", "bold red")
+    console.print(Text("gate ").append(verdict).append(f" in {report.duration_seconds:.1f}s"))
+
+
+@app.command()
+def validate(
+    repo: Annotated[Path, typer.Option("--repo", help="The checkout to validate.")] = Path(),
+    fix: Annotated[
+        bool, typer.Option("--fix", help="Run the format and lint fixers, then re-check.")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the ValidationReport as JSON.")
+    ] = False,
+    base: Annotated[
+        str | None,
+        typer.Option("--base", help="Base ref: test failures it already has don't fail the gate."),
+    ] = None,
+) -> None:
+    """Run format -> lint -> typecheck -> test on a checkout; exit 0 if the gate passes, else 1."""
+    if not repo.is_dir():
+        raise _fail(f"{repo}: not a directory")
+    try:
+        config = RepoConfig.from_file(repo / REPO_CONFIG_PATH)
+        settings = Settings()
+    except ConfigError as exc:
+        raise _fail(str(exc)) from None
+    base_sha = None
+    if base is not None:
+        base_sha = resolve_base(repo, base)
+        if base_sha is None:
+            raise _fail(f"--base {base}: no such commit in {repo}")
+    # Progress goes to stderr, so `--json` leaves stdout to the report alone.
+    progress = Console(stderr=True, highlight=False)
+
+    def on_stage(gate: QualityGateResult) -> None:
+        if not as_json:
+            progress.print(f"  {gate.gate_name}: {gate.status}", style=_STYLE[gate.status])
+
+    report = run_validation(
+        repo,
+        config.validation,
+        data_dir=settings.data_dir,
+        base_sha=base_sha,
+        fix=fix,
+        env=os.environ,
+        on_stage=on_stage,
+    )
+    if as_json:
+        typer.echo(report.model_dump_json(indent=2))
+    else:
+        _print_report(Console(highlight=False), report)
+    raise typer.Exit(EXIT_OK if report.passed else EXIT_FAILED)
