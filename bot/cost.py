@@ -15,6 +15,7 @@ are not modelled.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
@@ -151,6 +152,8 @@ class BudgetTracker:
         self.turns = 0
         self._clock = clock
         self._started = clock.monotonic()
+        # `[P]` tasks share one tracker from several threads; sums must not lose updates.
+        self._lock = threading.Lock()
 
     @property
     def elapsed_seconds(self) -> float:
@@ -186,7 +189,9 @@ class BudgetTracker:
             )
 
     def record(self, usage: Usage) -> None:
-        """Add one call's tokens and cost, and count a turn."""
-        self.usage = self.usage + usage
-        self.cost_usd += cost_usd(self.model, usage, self.prices)
-        self.turns += 1
+        """Add one call's tokens and cost, and count a turn (thread-safe)."""
+        cost = cost_usd(self.model, usage, self.prices)
+        with self._lock:
+            self.usage = self.usage + usage
+            self.cost_usd += cost
+            self.turns += 1

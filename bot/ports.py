@@ -29,6 +29,10 @@ class JobEnv:
     server_url: str = "https://github.com"
     """Clone base: `{server_url}/{owner}/{name}.git`; `file://` in tests."""
     dry_run: bool = False
+    checkout: Path | None = None
+    """An existing checkout to work in (Action mode) instead of a fresh clone."""
+    echo: Callable[[str], None] = print
+    """Where dry runs print what they would have posted."""
     clock: Clock = field(default_factory=SystemClock)
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("agentbot.job"))
 

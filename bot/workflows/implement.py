@@ -1,0 +1,373 @@
+"""DESIGN §8.2: work a Spec Kit tasks.md, one validated commit per task, `[x]` ticked as it goes."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.agent import run_agent
+from bot.cost import BudgetTracker
+from bot.errors import AgentbotError, AgentError, LimitsExceeded
+from bot.git import Workspace
+from bot.models import AgentResult, AgentStatus, Job, JobResult, JobStatus, ValidationReport
+from bot.ports import JobEnv
+from bot.roles import FIXER, IMPLEMENTER, Role
+from bot.session import Session
+from bot.tasks_md import Task, TaskPlan, parse_tasks, tick
+from bot.untrusted import fence
+from bot.validation import run_validation
+from bot.workflows.common import open_workspace, repo_context, session_slug, subject_line
+
+TRIES = 3
+CHECKLIST_MARKER = "<!-- agentbot:tasks -->"
+
+
+@dataclass
+class TaskOutcome:
+    """What happened to one task."""
+
+    task: Task
+    status: str  # done | failed | skipped
+    detail: str = ""
+    sha: str = ""
+
+
+class ImplementRun:
+    """One run of the Implementer over a tasks file on one branch."""
+
+    def __init__(self, job: Job, env: JobEnv) -> None:
+        self.job, self.env, self.cfg, self.gh = job, env, env.config, env.github
+        self.lock = threading.Lock()  # guards the budget and the job log across [P] threads
+        self.budget = BudgetTracker(
+            model=self.cfg.model_for("implementer"),
+            max_turns=self.cfg.budget.max_turns,
+            max_usd=self.cfg.budget.max_usd_per_job,
+            max_minutes=self.cfg.budget.max_minutes,
+            clock=env.clock,
+            prices=self.cfg.prices,
+        )
+        self.outcomes: dict[str, TaskOutcome] = {}
+        self.result = JobResult(job=job, status=JobStatus.FAILED, started_at=env.clock.now())
+
+    # --- entry -----------------------------------------------------------------------
+
+    def run(self) -> JobResult:
+        """Resolve the branch, then work the plan batch by batch."""
+        branch, pr_number = self.resolve_branch()
+        ws = open_workspace(self.env, self.job.repo, f"implement-{branch.replace('/', '-')}")
+        ws.fetch()
+        ws.git("checkout", "-B", branch, f"origin/{branch}")
+        tasks_path = self.find_tasks(ws)
+        plan = parse_tasks((ws.path / tasks_path).read_text(encoding="utf-8"))
+        selection = self.selection(plan)
+        session = Session.create(
+            self.env.data_dir, session_slug(self.job.repo, f"implement-{branch}"), self.env.clock
+        )
+        self.result = self.result.model_copy(update={"branch": branch})
+
+        for batch in plan.batches(only=selection):
+            runnable = [t for t in batch if not self.blocked_by_failure(plan, t)]
+            for t in batch:
+                if t not in runnable:
+                    self.outcomes[t.id] = TaskOutcome(t, "skipped", "a task it depends on failed")
+            if not runnable:
+                continue
+            if len(runnable) == 1:
+                self.run_serial(ws, tasks_path, runnable[0], session)
+            else:
+                self.run_parallel(ws, tasks_path, runnable, session)
+            if not self.env.dry_run:
+                ws.push(
+                    branch, force_with_lease=True
+                )  # checkpoint: a crash loses at most this batch
+        return self.finish(ws, branch, pr_number, plan)
+
+    def resolve_branch(self) -> tuple[str, int | None]:
+        """The branch to work on: the PR's head (same repo only) or the pushed ref."""
+        if self.job.number is not None:
+            pr = self.gh.get_pull(self.job.repo, self.job.number)
+            if pr.head_repo != self.job.repo:
+                raise _Refused(
+                    f"`/implement` runs only on branches of {self.job.repo}; this pull request"
+                    f" comes from {pr.head_repo or 'a deleted fork'}, and agentbot does not push to"
+                    " forks or run their code with this repository's credentials."
+                )
+            return pr.head_ref, pr.number
+        if not self.job.ref:
+            raise AgentbotError("an implement job needs a pull request number or a branch")
+        return self.job.ref.removeprefix("refs/heads/"), None
+
+    def find_tasks(self, ws: Workspace) -> str:
+        """The tasks file named by the job, else the only `tasks.md` in the tree."""
+        named = str(self.job.params.get("tasks_path") or "")
+        if named:
+            if not (ws.path / named).is_file():
+                raise AgentbotError(f"tasks file {named!r} not found on the branch")
+            return named
+        found = sorted(
+            p for p in ws.git("ls-files").splitlines() if p == "tasks.md" or p.endswith("/tasks.md")
+        )
+        if not found:
+            raise AgentbotError(
+                "no tasks.md on the branch; name one: `/implement path/to/tasks.md`"
+            )
+        if len(found) > 1:
+            raise AgentbotError(
+                f"several tasks.md files ({', '.join(found)}); name one: `/implement {found[0]}`"
+            )
+        return found[0]
+
+    def selection(self, plan: TaskPlan) -> set[str] | None:
+        """`--task` / `--phase` narrowing, or everything."""
+        task, phase = self.job.params.get("task"), self.job.params.get("phase")
+        if not task and not phase:
+            return None
+        return plan.select(tasks=[str(task)] if task else [], phases=[int(phase)] if phase else [])
+
+    def blocked_by_failure(self, plan: TaskPlan, task: Task) -> bool:
+        """True when a task this one depends on failed or was skipped."""
+        bad = {tid for tid, o in self.outcomes.items() if o.status != "done"}
+        return any(task.id in plan.dependents(b) for b in bad)
+
+    # --- running tasks ---------------------------------------------------------------
+
+    def run_serial(self, ws: Workspace, tasks_path: str, task: Task, session: Session) -> None:
+        """One task in the main workspace; committed with its tick."""
+        start = ws.head_sha()
+        outcome = self.attempt(ws, task, session, start)
+        if outcome.status == "done":
+            outcome.sha = self.commit_task(ws, tasks_path, task)
+        self.outcomes[task.id] = outcome
+
+    def run_parallel(
+        self, ws: Workspace, tasks_path: str, batch: list[Task], session: Session
+    ) -> None:
+        """`[P]` tasks each in their own worktree at once; their changes brought back one by one."""
+        start = ws.head_sha()
+        trees: dict[str, Workspace] = {}
+        for t in batch:
+            path = ws.path.parent / f"{ws.path.name}-wt-{t.id}"
+            trees[t.id] = ws.add_worktree(path, branch=f"agentbot-wt/{t.id}", start=start)
+        cap = self.cfg.execution.max_parallel_tasks
+        try:
+            with ThreadPoolExecutor(max_workers=min(cap, len(batch))) as pool:
+                futures = {
+                    t.id: pool.submit(self.attempt, trees[t.id], t, session, start) for t in batch
+                }
+                outcomes = {tid: f.result() for tid, f in futures.items()}
+            for t in batch:  # file order keeps history deterministic
+                outcome = outcomes[t.id]
+                if outcome.status == "done":
+                    tree = trees[t.id]
+                    tree.commit(f"wip({t.id})")
+                    ws.git("cherry-pick", "--no-commit", tree.head_sha())
+                    outcome.sha = self.commit_task(ws, tasks_path, t)
+                self.outcomes[t.id] = outcome
+        finally:
+            for path in (tr.path for tr in trees.values()):
+                ws.remove_worktree(path)
+            for t in batch:
+                ws.git("branch", "-D", f"agentbot-wt/{t.id}", check=False)
+
+    def attempt(self, ws: Workspace, task: Task, session: Session, start: str) -> TaskOutcome:
+        """Up to TRIES agent runs + validation; the tree is reset between tries."""
+        t0 = self.env.clock.monotonic()
+        self.log(f"task {task.id} started t={t0:.3f} in {ws.path.name}")
+        detail = ""
+        for attempt in range(1, TRIES + 1):
+            ws.reset_hard(start)
+            ws.git("clean", "-fdq")
+            try:
+                detail = self.try_once(ws, task, session, start, detail)
+            except LimitsExceeded as exc:
+                detail = f"budget exhausted: {exc}"
+                break
+            except AgentError as exc:
+                detail = str(exc)
+            if not detail:
+                self.log(
+                    f"task {task.id} finished t={self.env.clock.monotonic():.3f} (try {attempt})"
+                )
+                return TaskOutcome(task, "done")
+            self.log(f"task {task.id} try {attempt} failed: {detail}")
+        self.log(f"task {task.id} failed t={self.env.clock.monotonic():.3f}")
+        ws.reset_hard(start)
+        return TaskOutcome(task, "failed", detail)
+
+    def try_once(
+        self, ws: Workspace, task: Task, session: Session, start: str, last_error: str
+    ) -> str:
+        """One agent run and validation; returns "" on success, else why it failed."""
+        text = f"Implement task {task.id} of the task list, and only this task:\n\n" + fence(
+            task.description, label=f"task {task.id}"
+        )
+        if last_error:
+            text += "\n\nThe previous attempt failed:\n\n" + fence(
+                last_error[-4000:], label="failure"
+            )
+        res = self.agent(IMPLEMENTER, text, ws, session)
+        if res.output is None or res.output.status != AgentStatus.OK:
+            return f"the agent stopped: {res.message}"
+        if not ws.has_changes():
+            return "the agent changed no file"
+        report = run_validation(
+            ws.path,
+            self.cfg.validation,
+            data_dir=self.env.data_dir,
+            base_sha=start,
+            fix=True,
+            fix_callback=lambda failing: self.repair(ws, task, failing, session),
+            clock=self.env.clock,
+        )
+        if not report.passed:
+            gate = report.failing_gate
+            out = gate.command_result.output[-2000:] if gate and gate.command_result else ""
+            return f"validation failed at {gate.gate_name if gate else 'test'}: {out}"
+        return ""
+
+    def repair(
+        self, ws: Workspace, task: Task, failing: ValidationReport, session: Session
+    ) -> None:
+        """A Fixer round for a task's failing validation."""
+        gate = failing.failing_gate
+        out = gate.command_result.output[-6000:] if gate and gate.command_result else ""
+        self.agent(
+            FIXER,
+            f"Validation fails after task {task.id}. Repair it minimally.\n\n"
+            + fence(out, label="validation output"),
+            ws,
+            session,
+        )
+
+    def agent(self, role: Role, text: str, ws: Workspace, session: Session) -> AgentResult:
+        """Run an agent on one workspace; all agents of the run share one budget."""
+        llm = self.env.llm_factory(self.cfg.model_for(role.name.value))
+        return run_agent(
+            role=role,
+            task=text,
+            workspace=ws.path,
+            llm=llm,
+            budget=self.budget,
+            clock=self.env.clock,
+            session=session,
+            context=repo_context(self.cfg),
+        )
+
+    def commit_task(self, ws: Workspace, tasks_path: str, task: Task) -> str:
+        """Tick the task's checkbox and commit it together with the task's changes."""
+        file = ws.path / tasks_path
+        file.write_bytes(tick(file.read_bytes().decode("utf-8"), task.id).encode("utf-8"))
+        return ws.commit(
+            f"{task_type(task.description)}({task.id}): {subject_line(task.description, 60)}"
+        )
+
+    # --- results ----------------------------------------------------------------------
+
+    def log(self, line: str) -> None:
+        """A job log line (thread-safe)."""
+        with self.lock:
+            self.env.log.info(line)
+
+    def finish(
+        self, ws: Workspace, branch: str, pr_number: int | None, plan: TaskPlan
+    ) -> JobResult:
+        """Open or update the PR with the checklist; report every task."""
+        items = [
+            {"id": o.task.id, "status": o.status, "detail": o.detail[:300] or o.sha[:12]}
+            for o in sorted(self.outcomes.values(), key=lambda o: o.task.line)
+        ]
+        failed = [o for o in self.outcomes.values() if o.status == "failed"]
+        done = [o for o in self.outcomes.values() if o.status == "done"]
+        body = checklist_body(plan, self.outcomes)
+        status = JobStatus.SUCCESS if not failed else JobStatus.FAILED
+        if not self.outcomes:
+            status = JobStatus.NEUTRAL
+        result = self.result.model_copy(
+            update={
+                "status": status,
+                "items": items,
+                "summary": f"{len(done)} tasks done, {len(failed)} failed,"
+                f" {len(items) - len(done) - len(failed)} skipped",
+                "error": "; ".join(f"{o.task.id}: {o.detail[:200]}" for o in failed),
+                "usage": self.budget.usage,
+                "cost_usd": self.budget.cost_usd,
+                "turns": self.budget.turns,
+                "finished_at": self.env.clock.now(),
+            }
+        )
+        if self.env.dry_run:
+            self.env.echo(f"[dry-run] would open/update the PR for {branch}:\n{body}")
+            return result
+        if not done and pr_number is None:
+            return result
+        default = self.gh.default_branch(self.job.repo)
+        if pr_number is None:
+            owner = self.job.repo.split("/")[0]
+            existing = self.gh.list_pulls(self.job.repo, head=f"{owner}:{branch}", state="open")
+            pr_number = existing[0].number if existing else None
+        if pr_number is None:
+            pr = self.gh.create_pull(
+                self.job.repo,
+                title=f"feat: implement {Path(branch).name}",
+                head=branch,
+                base=default,
+                body=body,
+            )
+        else:
+            pr = self.gh.update_pull(self.job.repo, pr_number, body=body)
+        return result.model_copy(update={"pr_url": pr.html_url, "pr_number": pr.number})
+
+
+class _Refused(AgentbotError):
+    """The job must not run; the user gets the message as a comment."""
+
+
+def task_type(description: str) -> str:
+    """Conventional type from the task text when obvious, else feat."""
+    first = description.lower().split()[0] if description.split() else ""
+    if first in {"test", "tests", "add tests", "write"} or "test" in first:
+        return "test"
+    if first in {"fix", "repair"}:
+        return "fix"
+    if first in {"document", "docs", "update readme"}:
+        return "docs"
+    if first in {"refactor", "rename", "extract"}:
+        return "refactor"
+    return "feat"
+
+
+def checklist_body(plan: TaskPlan, outcomes: dict[str, TaskOutcome]) -> str:
+    """The PR body: the whole task list with its state, failures explained."""
+    lines = [CHECKLIST_MARKER, "## Tasks", ""]
+    for t in plan.tasks:
+        o = outcomes.get(t.id)
+        if t.done or (o and o.status == "done"):
+            lines.append(f"- [x] {t.id} {t.description}")
+        elif o and o.status == "failed":
+            lines.append(
+                f"- [ ] {t.id} {t.description} — ❌ failed after {TRIES} tries: {o.detail[:200]}"
+            )
+        elif o and o.status == "skipped":
+            lines.append(f"- [ ] {t.id} {t.description} — ⏭️ skipped: {o.detail}")
+        else:
+            lines.append(f"- [ ] {t.id} {t.description}")
+    return "\n".join(lines) + "\n"
+
+
+def implement(job: Job, env: JobEnv) -> JobResult:
+    """Job handler: run the Implementer; a refusal becomes a comment, errors a failed result."""
+    run = ImplementRun(job, env)
+    try:
+        return run.run()
+    except _Refused as exc:
+        if job.number is not None and not env.dry_run:
+            env.github.create_comment(job.repo, job.number, f"agentbot: {exc}")
+        return run.result.model_copy(
+            update={"status": JobStatus.NEUTRAL, "error": str(exc), "finished_at": env.clock.now()}
+        )
+    except AgentbotError as exc:
+        return run.result.model_copy(
+            update={"status": JobStatus.FAILED, "error": str(exc), "finished_at": env.clock.now()}
+        )
