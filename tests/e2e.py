@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.clock import FakeClock
+from bot.clock import Clock, FakeClock
 from bot.config import RepoConfig
 from bot.llm import AnthropicLLM
 from bot.ports import JobEnv
@@ -61,8 +61,10 @@ class World:
     remote: Path
     echoed: list[str] = field(default_factory=list)
 
-    def env(self, config: RepoConfig | None = None, *, dry_run: bool = False) -> JobEnv:
-        """A JobEnv wired to the fakes; config defaults to the repo's agentbot.yml."""
+    def env(
+        self, config: RepoConfig | None = None, *, dry_run: bool = False, clock: Clock | None = None
+    ) -> JobEnv:
+        """A JobEnv wired to the fakes; `clock` (default the fake one) drives budgets and logs."""
         cfg = config or RepoConfig.from_text(fast_validation_yaml())
         return JobEnv(
             github=self.gh.client(clock=self.clock),
@@ -73,7 +75,7 @@ class World:
             data_dir=self.tmp / "data",
             server_url=server_url(self.tmp / "server"),
             dry_run=dry_run,
-            clock=self.clock,
+            clock=clock or self.clock,
             echo=self.echoed.append,
         )
 

@@ -14,6 +14,7 @@ from bot.git import Workspace
 from bot.models import AgentResult, AgentStatus, Job, JobResult, JobStatus, ValidationReport
 from bot.ports import JobEnv
 from bot.roles import FIXER, IMPLEMENTER, Role
+from bot.roles.implementer import build_task
 from bot.session import Session
 from bot.tasks_md import Task, TaskPlan, parse_tasks, tick
 from bot.untrusted import fence
@@ -49,6 +50,8 @@ class ImplementRun:
             prices=self.cfg.prices,
         )
         self.outcomes: dict[str, TaskOutcome] = {}
+        self.tasks_path = ""
+        self.plan: TaskPlan | None = None
         self.result = JobResult(job=job, status=JobStatus.FAILED, started_at=env.clock.now())
 
     # --- entry -----------------------------------------------------------------------
@@ -59,8 +62,8 @@ class ImplementRun:
         ws = open_workspace(self.env, self.job.repo, f"implement-{branch.replace('/', '-')}")
         ws.fetch()
         ws.git("checkout", "-B", branch, f"origin/{branch}")
-        tasks_path = self.find_tasks(ws)
-        plan = parse_tasks((ws.path / tasks_path).read_text(encoding="utf-8"))
+        tasks_path = self.tasks_path = self.find_tasks(ws)
+        plan = self.plan = parse_tasks((ws.path / tasks_path).read_text(encoding="utf-8"))
         selection = self.selection(plan)
         session = Session.create(
             self.env.data_dir, session_slug(self.job.repo, f"implement-{branch}"), self.env.clock
@@ -180,7 +183,7 @@ class ImplementRun:
             ws.reset_hard(start)
             ws.git("clean", "-fdq")
             try:
-                detail = self.try_once(ws, task, session, start, detail)
+                detail = self.try_once(ws, task, session, start, detail, attempt)
             except LimitsExceeded as exc:
                 detail = f"budget exhausted: {exc}"
                 break
@@ -197,16 +200,18 @@ class ImplementRun:
         return TaskOutcome(task, "failed", detail)
 
     def try_once(
-        self, ws: Workspace, task: Task, session: Session, start: str, last_error: str
+        self, ws: Workspace, task: Task, session: Session, start: str, last_error: str, attempt: int
     ) -> str:
         """One agent run and validation; returns "" on success, else why it failed."""
-        text = f"Implement task {task.id} of the task list, and only this task:\n\n" + fence(
-            task.description, label=f"task {task.id}"
+        text = build_task(
+            task_id=task.id,
+            description=task.description,
+            tasks_path=self.tasks_path,
+            phase=self.plan.phases[task.phase].title if self.plan else "",
+            done=sorted(tid for tid, o in self.outcomes.items() if o.status == "done"),
+            attempt=attempt,
+            last_error=last_error[-4000:],
         )
-        if last_error:
-            text += "\n\nThe previous attempt failed:\n\n" + fence(
-                last_error[-4000:], label="failure"
-            )
         res = self.agent(IMPLEMENTER, text, ws, session)
         if res.output is None or res.output.status != AgentStatus.OK:
             return f"the agent stopped: {res.message}"

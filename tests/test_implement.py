@@ -1,0 +1,188 @@
+"""Implementer end to end: tasks.md on a branch -> one validated commit per task, and a PR."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from pathlib import Path
+
+import pytest
+
+from bot.clock import SystemClock
+from bot.models import Job, JobKind, JobStatus
+from bot.workflows.implement import implement
+from tests.e2e import BUGGY_FILES, REPO, World, world
+from tests.fakes.anthropic import RecordedRequest, ScriptedReply, Step, finish, reply, tool_use
+from tests.fakes.gitrepo import commits, git, push_files, read_file
+
+pytestmark = pytest.mark.slow
+
+BRANCH = "feature/greet"
+FILES = {
+    **BUGGY_FILES,
+    "calc.py": BUGGY_FILES["calc.py"].replace("a - b", "a + b"),
+}
+
+TASKS = """# Tasks: greetings
+
+Prose stays as it is.
+
+## Phase 1: Setup
+- [ ] T001 Create mod_t001.py with a function
+
+## Phase 2: Features
+- [ ] T002 [P] Create mod_t002.py with a function
+- [ ] T003 [P] Create mod_t003.py with a function
+- [ ] T004 Create mod_t004.py with a function (depends on T002)
+
+**Checkpoint**: features done
+
+## Phase 3: Polish
+- [ ] T005 Create mod_t005.py with a function
+"""
+
+
+def _task_of(request: RecordedRequest) -> str:
+    first = json.dumps(request.json["messages"][0]["content"])
+    found = re.search(r"# Task (T\d{3})", first)
+    assert found, first[:300]
+    return found.group(1)
+
+
+def responder(fail: set[str] = frozenset()) -> Step:  # type: ignore[assignment]
+    """Answer by task: turn 1 creates mod_<task>.py, turn 2 finishes (FAIL for `fail`)."""
+
+    def step(request: RecordedRequest) -> ScriptedReply:
+        task = _task_of(request)
+        turn = len(request.json["messages"])
+        if task in fail:
+            return reply(finish(status="FAIL", summary=f"{task} cannot be done"))
+        if turn == 1:
+            src = f'def {task.lower()}() -> str:\n    return "{task}"\n'
+            return reply(
+                tool_use(
+                    "str_replace_based_edit_tool",
+                    {"command": "create", "path": f"mod_{task.lower()}.py", "file_text": src},
+                )
+            )
+        return reply(finish(summary=f"{task} done"))
+
+    return step
+
+
+def seed_branch(w: World, tasks: str = TASKS) -> None:
+    push_files(w.remote, BRANCH, {"specs/greet/tasks.md": tasks}, start="main")
+
+
+def job() -> Job:
+    return Job(kind=JobKind.IMPLEMENT, repo=REPO, ref=BRANCH, actor="alice")
+
+
+def tick_of(w: World, sha: str) -> list[str]:
+    """The task ids whose box a commit ticked in tasks.md."""
+    diff = git(w.remote, "show", "--format=", sha, "--", "specs/greet/tasks.md")
+    return re.findall(r"^\+- \[x\] (T\d{3})", diff, flags=re.M)
+
+
+def test_five_tasks_one_commit_each_parallel_in_worktrees(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="agentbot.job")
+    with world(tmp_path, [responder()] * 12, files=FILES) as w:
+        seed_branch(w)
+        result = implement(job(), w.env(clock=SystemClock()))
+        assert result.status == JobStatus.SUCCESS, result.error
+
+        history = list(reversed(commits(w.remote, BRANCH, base="main")))[1:]  # drop the seed
+        subjects = [c.subject for c in history]
+        assert len(subjects) == 5
+        order = [re.match(r"feat\((T\d{3})\)", s).group(1) for s in subjects]  # type: ignore[union-attr]
+        assert order[0] == "T001" and order[-1] == "T005"
+        assert order.index("T002") < order.index("T004")
+        for c, tid in zip(history, order, strict=True):
+            assert tick_of(w, c.sha) == [tid]
+        final = read_file(w.remote, BRANCH, "specs/greet/tasks.md") or ""
+        assert final.count("- [x]") == 5
+        assert "**Checkpoint**: features done" in final
+
+        windows: dict[str, list[float]] = {}
+        trees: dict[str, str] = {}
+        for rec in caplog.records:
+            m = re.match(
+                r"task (T\d{3}) (started|finished) t=([\d.]+)(?: in (\S+))?", rec.getMessage()
+            )
+            if m:
+                windows.setdefault(m.group(1), []).append(float(m.group(3)))
+                if m.group(4):
+                    trees[m.group(1)] = m.group(4)
+        (s2, e2), (s3, e3) = windows["T002"], windows["T003"]
+        assert s2 < e3 and s3 < e2, "the [P] tasks did not overlap"
+        assert trees["T002"] != trees["T003"] and "-wt-" in trees["T002"]
+
+        create = w.gh.calls_to("POST", rf"/repos/{REPO}/pulls")
+        assert len(create) == 1
+        body = create[0].json["body"]
+        assert body.count("- [x] T00") == 5
+
+
+def test_resume_after_failure_starts_at_the_next_task(tmp_path: Path) -> None:
+    serial = "## Phase 1: All\n- [ ] T001 Create a\n- [ ] T002 Create b\n- [ ] T003 Create c\n"
+    broken = [responder(), responder()] * 2 + [responder(fail={"T003"})] * 3
+    with world(tmp_path, broken + [responder()] * 2, files=FILES) as w:
+        seed_branch(w, serial)
+        first = implement(job(), w.env())
+        assert first.status == JobStatus.FAILED
+        assert [i["status"] for i in first.items] == ["done", "done", "failed"]
+        second = implement(job(), w.env())
+        assert second.status == JobStatus.SUCCESS, second.error
+        assert [i["id"] for i in second.items] == ["T003"]
+        subjects = [c.subject for c in commits(w.remote, BRANCH, base="main")]
+        assert sorted(s.split(":")[0] for s in subjects if s.startswith("feat(")) == [
+            "feat(T001)",
+            "feat(T002)",
+            "feat(T003)",
+        ]
+
+
+def test_failed_task_skips_dependents_and_is_listed(tmp_path: Path) -> None:
+    with world(tmp_path, [responder(fail={"T002"})] * 12, files=FILES) as w:
+        seed_branch(w)
+        result = implement(job(), w.env())
+        states = {i["id"]: i["status"] for i in result.items}
+        assert states == {
+            "T001": "done",
+            "T002": "failed",
+            "T003": "done",
+            "T004": "skipped",
+            "T005": "done",
+        }
+        assert result.status == JobStatus.FAILED
+        body = w.gh.calls_to("POST", rf"/repos/{REPO}/pulls")[0].json["body"]
+        assert "T002" in body and "failed after 3 tries" in body
+        assert "T004" in body and "skipped" in body
+
+
+def test_implement_on_a_fork_pr_is_refused_with_a_comment(tmp_path: Path) -> None:
+    with world(tmp_path, [], files=FILES) as w:
+        pr = w.gh.add_pull(REPO, head=BRANCH, head_repo="mallory/calc", user="mallory")
+        result = implement(
+            Job(kind=JobKind.IMPLEMENT, repo=REPO, number=pr.number, actor="alice"), w.env()
+        )
+        assert result.status == JobStatus.NEUTRAL
+        comments = w.gh.comments_on(REPO, pr.number)
+        assert len(comments) == 1 and "fork" in comments[0].body
+        assert w.llm.requests == []
+
+
+def test_implement_on_a_same_repo_pr_runs_on_its_head(tmp_path: Path) -> None:
+    with world(tmp_path, [responder()] * 12, files=FILES) as w:
+        seed_branch(w, "## Phase 1\n- [ ] T001 Create a\n")
+        pr = w.gh.add_pull(REPO, head=BRANCH, user="alice")
+        result = implement(
+            Job(kind=JobKind.IMPLEMENT, repo=REPO, number=pr.number, actor="alice"), w.env()
+        )
+        assert result.status == JobStatus.SUCCESS, result.error
+        assert result.pr_number == pr.number
+        assert w.gh.calls_to("POST", rf"/repos/{REPO}/pulls") == []
+        assert "- [x] T001" in (read_file(w.remote, BRANCH, "specs/greet/tasks.md") or "")
