@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -115,18 +116,27 @@ def run_command(
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: one signal reaches every child
         )
-        timed_out = False
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+        exited, fired = threading.Event(), threading.Event()
+
+        def on_timeout() -> None:
+            fired.set()
             _kill_group(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=grace)
-            except subprocess.TimeoutExpired:
+            if not exited.wait(grace):
                 _kill_group(proc.pid, signal.SIGKILL)
-                proc.wait()
-        _kill_group(proc.pid, signal.SIGKILL)  # children left behind (daemons, `&` jobs)
+
+        # A timer thread rather than wait(timeout=): that polls, noticing the end of every
+        # stage up to 50 ms late; a blocking wait sees it at once.
+        timer = threading.Timer(timeout, on_timeout)
+        timer.daemon = True
+        timer.start()
+        try:
+            proc.wait()
+        finally:
+            exited.set()
+            timer.cancel()
+            timer.join()  # no signal may come after the group id could be reused
+            _kill_group(proc.pid, signal.SIGKILL)  # children left behind (daemons, `&` jobs)
+        timed_out = fired.is_set()
         out.seek(0)
         output = out.read().decode("utf-8", errors="replace")
     if timed_out:
