@@ -70,7 +70,7 @@ def _repack(dist: metadata.Distribution, dest: Path) -> None:
     data = f"{stem}.data/scripts/"
     records: list[tuple[str, str, str]] = []
     path = dest / f"{stem}-{tags[0]}.whl"
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
         for f in files:
             rel = str(f)
             if "__pycache__" in f.parts or rel.endswith(".pyc"):
@@ -228,20 +228,29 @@ def commit(repo: Path, message: str) -> str:
     return git(repo, "rev-parse", "HEAD")
 
 
-@pytest.fixture(scope="session")
-def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    dest = tmp_path_factory.mktemp("wheelhouse")
+def build_wheelhouse(dest: Path) -> Path:
+    """Wheels of the profile's tools and their dependencies, from this venv; no network."""
+    dest.mkdir(parents=True, exist_ok=True)
     for dist in _closure(TOOLS):
         _repack(dist, dest)
     return dest
 
 
-@pytest.fixture(scope="session")
-def base_env(wheelhouse: Path) -> dict[str, str]:
+def offline_env(wheelhouse: Path) -> dict[str, str]:
     """This process's environment with pip pointed at the wheelhouse only (no index, no config)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
     env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheelhouse), PIP_CONFIG_FILE=os.devnull)
     return env
+
+
+@pytest.fixture(scope="session")
+def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_wheelhouse(tmp_path_factory.mktemp("wheelhouse"))
+
+
+@pytest.fixture(scope="session")
+def base_env(wheelhouse: Path) -> dict[str, str]:
+    return offline_env(wheelhouse)
 
 
 @pytest.fixture(scope="session")
