@@ -856,3 +856,71 @@ def test_go_repo_uses_gofmt_vet_build_and_go_test(
     assert report.tests is not None
     assert (report.tests.passed_count, report.tests.failed_count) == (1, 1)
     assert report.tests.failed_tests == ["example.com/calc.TestBroken"]
+
+
+RUST_LIB = """\
+pub fn add(a: i32, b: i32) -> i32 {
+    let sum = a + b;
+    sum
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adds() {
+        assert_eq!(add(1, 2), 3);
+    }
+
+    #[test]
+    fn broken() {
+        assert_eq!(add(2, 2), 5);
+    }
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
+def test_rust_repo_fixes_format_but_not_clippy(
+    session_dir: Path, data_dir: Path, base_env: dict[str, str]
+) -> None:
+    path = session_dir / "rust"
+    path.mkdir()
+    git(path, "init", "-q")
+    write(
+        path,
+        {
+            "Cargo.toml": '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n',
+            "src/lib.rs": RUST_LIB.replace("a + b", "a+b"),
+            ".gitignore": "/target\n",
+        },
+    )
+    commit(path, "rust")
+    report = validate(path, data_dir, base_env, fix=True)
+    assert report.profile == "rust"
+    assert statuses(report) == {
+        "setup": "skipped",
+        "format": "passed",
+        "lint": "failed",  # clippy::let_and_return under -D warnings; no fixer for it
+        "typecheck": "passed",
+        "test": "failed",
+    }
+    assert gate(report, "setup").warning == "cargo fetches what Cargo.lock names when it builds"
+    assert gate(report, "format").auto_fixed and not gate(report, "lint").auto_fixed
+    lint = gate(report, "lint").command_result
+    assert lint is not None and "let_and_return" in lint.output
+    assert (path / "src/lib.rs").read_text() == RUST_LIB
+    assert report.tests is not None
+    assert (report.tests.passed_count, report.tests.failed_count) == (1, 1)
+    assert report.tests.failed_tests == ["tests::broken"]
+
+
+def test_a_data_dir_inside_the_checkout_is_kept_out_of_git(
+    repo: Path, base_env: dict[str, str]
+) -> None:
+    cfg = ValidationConfig(setup=None, format=None, lint=None, typecheck=None, test="true")
+    report = validate(repo, repo / ".agentbot", base_env, config=cfg)
+    assert report.passed
+    assert (repo / ".agentbot" / ".gitignore").read_text() == "*\n"
+    assert git(repo, "status", "--porcelain") == ""

@@ -38,8 +38,9 @@ def _note(gate: QualityGateResult, report: ValidationReport) -> str:
     if gate.status == "failed" and gate.issues_found:
         parts.append("failing: " + ", ".join(gate.issues_found[:5]))
     elif gate.status == "failed" and gate.command_result is not None:
-        last = [ln for ln in gate.command_result.output.strip().splitlines() if ln.strip()]
-        parts.append(last[-1][:160] if last else f"exit {gate.command_result.exit_code}")
+        # The first line is usually the first problem (ruff, mypy, prettier, gofmt, eslint).
+        lines = [ln.strip() for ln in gate.command_result.output.splitlines() if ln.strip()]
+        parts.append(lines[0][:160] if lines else f"exit {gate.command_result.exit_code}")
     return "; ".join(parts)
 
 

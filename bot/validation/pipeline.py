@@ -55,10 +55,18 @@ def run_validation(
     `preexisting_failures` and do not fail the gate; the others are `new_failures`.
     `env` is the environment stages inherit (default: this process's), minus secrets.
     """
+    repo, data_dir = repo.resolve(), data_dir.resolve()
+    if data_dir.is_relative_to(repo):
+        # The default data dir (./.agentbot) sits in the checkout: keep its venvs and
+        # worktrees out of git and of the tools that honour .gitignore.
+        data_dir.mkdir(parents=True, exist_ok=True)
+        ignore = data_dir / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("*\n")
     pipeline = _Pipeline(
-        repo.resolve(),
+        repo,
         config,
-        data_dir=data_dir.resolve(),
+        data_dir=data_dir,
         base_sha=base_sha,
         clock=clock or SystemClock(),
         env=os.environ if env is None else env,
