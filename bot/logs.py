@@ -82,10 +82,17 @@ def setup_logging(
         handler = logging.StreamHandler()
         handler.setFormatter(JsonFormatter())
     else:
+        from rich.console import Console
         from rich.logging import RichHandler
 
-        handler = RichHandler(show_path=False, markup=False, rich_tracebacks=False)
+        # Logs go to stderr, so stdout stays for results (JSON, the one-line outcome).
+        handler = RichHandler(
+            console=Console(stderr=True), show_path=False, markup=False, rich_tracebacks=False
+        )
     handler.addFilter(_FILTER)
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+    # Every REST and LLM call would be an INFO line; our own lines say what matters.
+    for noisy in ("httpx", "httpcore", "httpx2", "anthropic", "openai", "uvicorn.access"):
+        logging.getLogger(noisy).setLevel(max(level, logging.WARNING))

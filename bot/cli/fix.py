@@ -1,0 +1,41 @@
+"""`agentbot fix OWNER/REPO#N`: run the IssueFixer on one issue."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from bot.cli._common import (
+    build_env,
+    config_or_exit,
+    parse_issue_ref,
+    print_result,
+    settings_and_github,
+)
+from bot.cli.app import app
+from bot.models import Job, JobKind
+from bot.workflows.fix_issue import fix_issue
+
+
+@app.command()
+def fix(
+    ref: Annotated[str, typer.Argument(metavar="OWNER/REPO#N", help="The issue to fix.")],
+    repo_dir: Annotated[
+        Path | None, typer.Option("--repo", help="Work in this checkout, not a fresh clone.")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Do everything locally; print what would be posted.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Fix one issue: agent, validation, commit, push, pull request."""
+    repo, number = parse_issue_ref(ref)
+    settings, github = settings_and_github(repo)
+    config = config_or_exit(github, repo, github.default_branch(repo))
+    env = build_env(settings, github, config, checkout=repo_dir, dry_run=dry_run)
+    # The person running the CLI holds the token: no permission guard applies to them.
+    result = fix_issue(Job(kind=JobKind.FIX_ISSUE, repo=repo, number=number), env)
+    print_result(result, as_json=as_json)
+    raise typer.Exit(result.status.exit_code)

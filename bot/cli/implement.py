@@ -1,0 +1,74 @@
+"""`agentbot implement TASKS_MD`: work a Spec Kit task list on the checkout's branch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from bot.cli._common import (
+    build_env,
+    config_or_exit,
+    git_out,
+    print_result,
+    repo_from_origin,
+    settings_and_github,
+    usage_error,
+)
+from bot.cli.app import app
+from bot.errors import TaskParseError
+from bot.models import Job, JobKind
+from bot.tasks_md import parse_tasks
+from bot.workflows.implement import implement as run_implement
+
+
+@app.command()
+def implement(
+    tasks_md: Annotated[Path, typer.Argument(metavar="TASKS_MD", help="The tasks.md to work.")],
+    repo_dir: Annotated[
+        Path, typer.Option("--repo", help="The checkout (its branch is used).")
+    ] = Path(),
+    task: Annotated[str | None, typer.Option(help="Only this task (e.g. T012).")] = None,
+    phase: Annotated[int | None, typer.Option(help="Only this phase number's tasks.")] = None,
+    pr: Annotated[int | None, typer.Option(help="Update this pull request's body.")] = None,
+    github_repo: Annotated[
+        str | None,
+        typer.Option("--github-repo", help="OWNER/REPO (default: from the origin remote)."),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Commit locally; push and post nothing.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Work the task list: one validated commit per task, its box ticked, pushed per batch.
+
+    The branch must be pushed and the checkout clean: the run starts from the pushed branch.
+    """
+    repo_dir = repo_dir.resolve()
+    path = tasks_md.resolve()
+    if not path.is_file():
+        raise usage_error(f"{tasks_md}: no such file")
+    try:
+        parse_tasks(path.read_text(encoding="utf-8"))
+    except TaskParseError as exc:
+        raise usage_error(f"{tasks_md}:{exc.line_number or 0}: {exc}") from exc
+    try:
+        rel = path.relative_to(repo_dir).as_posix()
+    except ValueError:
+        raise usage_error(f"{tasks_md} is not inside the checkout {repo_dir}") from None
+    branch = git_out(repo_dir, "rev-parse", "--abbrev-ref", "HEAD")
+    if git_out(repo_dir, "status", "--porcelain"):
+        raise usage_error(f"{repo_dir} has uncommitted changes: commit and push them first")
+    git_out(repo_dir, "fetch", "--quiet", "origin", branch)
+    if git_out(repo_dir, "rev-list", f"origin/{branch}..HEAD"):
+        raise usage_error(f"branch {branch} has commits origin does not: push them first")
+    repo = github_repo or repo_from_origin(repo_dir)
+    settings, github = settings_and_github(repo)
+    config = config_or_exit(github, repo, github.default_branch(repo))
+    env = build_env(settings, github, config, checkout=repo_dir, dry_run=dry_run)
+    params: dict[str, object] = {"tasks_path": rel, "task": task or "", "phase": phase or ""}
+    job = Job(kind=JobKind.IMPLEMENT, repo=repo, ref=branch, number=pr, params=params)
+    result = run_implement(job, env)
+    print_result(result, as_json=as_json)
+    raise typer.Exit(result.status.exit_code)

@@ -1,0 +1,45 @@
+"""`agentbot refuel OWNER/REPO`: work through the labelled backlog within a budget."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from bot.cli._common import (
+    build_env,
+    check_repo_name,
+    config_or_exit,
+    print_result,
+    settings_and_github,
+)
+from bot.cli.app import app
+from bot.models import Job, JobKind
+from bot.workflows.refuel import refuel as run_refuel
+
+
+@app.command()
+def refuel(
+    repo: Annotated[str, typer.Argument(metavar="OWNER/REPO", help="The repository.")],
+    label: Annotated[str | None, typer.Option(help="Backlog label (default: labels.fix).")] = None,
+    limit: Annotated[int, typer.Option(min=1, help="Most issues to process.")] = 10,
+    max_usd: Annotated[
+        float | None,
+        typer.Option(
+            "--max-usd", min=0.01, help="Run budget (default: budget.max_usd_per_refuel)."
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Post nothing; print what would be posted.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Process open issues with the fix label, in priority order, within --limit and --max-usd."""
+    check_repo_name(repo)
+    settings, github = settings_and_github(repo)
+    config = config_or_exit(github, repo, github.default_branch(repo))
+    env = build_env(settings, github, config, checkout=None, dry_run=dry_run)
+    params = {"label": label or "", "limit": limit, "max_usd": max_usd or ""}
+    result = run_refuel(Job(kind=JobKind.REFUEL, repo=repo, params=params), env)
+    print_result(result, as_json=as_json)
+    raise typer.Exit(result.status.exit_code)

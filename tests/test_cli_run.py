@@ -1,0 +1,108 @@
+"""`agentbot run` as an Actions runner calls it: env vars, a vendored payload, fakes behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e import REPO, fast_validation_yaml, world
+from tests.fakes.gitrepo import clone_branch
+from tests.test_fix_issue import fix_script
+
+pytestmark = pytest.mark.slow
+
+DATA = Path(__file__).parent / "data" / "webhooks"
+AGENTBOT = str(Path(sys.executable).with_name("agentbot"))
+
+
+def labeled_payload(label: str = "agent-fix") -> dict[str, Any]:
+    """A real `issues.labeled` delivery, pointed at our repo, issue #7 and `label`."""
+    examples = json.loads((DATA / "issues.json").read_text())
+    payload: dict[str, Any] = next(e["payload"] for e in examples if e["action"] == "labeled")
+    owner, name = REPO.split("/")
+    payload["repository"].update(full_name=REPO, name=name, default_branch="main")
+    payload["repository"]["owner"]["login"] = owner
+    payload["issue"].update(number=7, state="open", locked=False)
+    payload["label"]["name"] = label
+    payload["sender"].update(login="alice", type="User")
+    return payload
+
+
+def actions_env(
+    tmp: Path, api_url: str, llm_url: str, event: str, payload: dict[str, Any]
+) -> dict[str, str]:
+    event_path = tmp / "event.json"
+    event_path.write_text(json.dumps(payload))
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GITHUB_", "AGENTBOT_", "ANTHROPIC_"))
+    }
+    env.update(
+        GITHUB_ACTIONS="true",
+        GITHUB_EVENT_NAME=event,
+        GITHUB_EVENT_PATH=str(event_path),
+        GITHUB_REPOSITORY=REPO,
+        GITHUB_TOKEN="ghs_testtoken123456789",
+        GITHUB_API_URL=api_url,
+        GITHUB_OUTPUT=str(tmp / "output.txt"),
+        GITHUB_STEP_SUMMARY=str(tmp / "summary.md"),
+        ANTHROPIC_API_KEY="sk-ant-test-key-0000",
+        ANTHROPIC_BASE_URL=llm_url,
+        AGENTBOT_DATA_DIR=str(tmp / "data"),
+    )
+    return env
+
+
+def test_run_fixes_a_labelled_issue_and_writes_outputs(tmp_path: Path) -> None:
+    with world(tmp_path, fix_script(), repo_yaml=fast_validation_yaml()) as w:
+        w.gh.set_permission(REPO, "alice", "write")
+        w.gh.add_issue(
+            REPO, number=7, title="add() is wrong", body="add(2,3) is -1", labels=["agent-fix"]
+        )
+        checkout = clone_branch(w.remote, "main", tmp_path / "checkout")
+        env = actions_env(tmp_path, w.gh.url, w.llm.base_url, "issues", labeled_payload())
+        proc = subprocess.run(
+            [AGENTBOT, "run"], cwd=checkout, env=env, capture_output=True, text=True, timeout=300
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert len(w.gh.pulls(REPO)) == 1
+        outputs = dict(
+            line.split("=", 1) for line in (tmp_path / "output.txt").read_text().splitlines()
+        )
+        assert outputs["status"] == "success"
+        assert outputs["pr-url"].endswith("/pull/1") or "/pull/" in outputs["pr-url"]
+        assert outputs["turns"] == "3"
+        assert int(outputs["output-tokens"]) > 0 and float(outputs["cost-usd"]) > 0
+        summary = (tmp_path / "summary.md").read_text()
+        assert "## agentbot fix_issue: ✅ success" in summary
+        assert "| test | ✅ passed" in summary
+        assert "ghs_testtoken123456789" not in proc.stdout + proc.stderr
+
+
+def test_run_on_an_unrelated_event_exits_78(tmp_path: Path) -> None:
+    with world(tmp_path, []) as w:
+        env = actions_env(tmp_path, w.gh.url, w.llm.base_url, "issues", labeled_payload("question"))
+        proc = subprocess.run(
+            [AGENTBOT, "run"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+        )
+        assert proc.returncode == 78, proc.stdout + proc.stderr
+        lines = [line for line in proc.stdout.splitlines() if line.strip()]
+        assert len(lines) == 1 and "nothing to do" in lines[0] and "question" in lines[0]
+        assert w.gh.writes() == []
+        assert "status=neutral" in (tmp_path / "output.txt").read_text()
+
+
+def test_run_with_a_bad_payload_exits_2(tmp_path: Path) -> None:
+    bad = tmp_path / "event.json"
+    bad.write_text("{not json")
+    env = dict(os.environ, GITHUB_EVENT_NAME="issues", GITHUB_EVENT_PATH=str(bad))
+    proc = subprocess.run([AGENTBOT, "run"], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "event.json:1" in proc.stderr
