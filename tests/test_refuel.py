@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -76,7 +77,7 @@ def test_selection_order_limit_and_pacing(tmp_path: Path) -> None:
 
         stamps = [c.at for c in w.gh.writes()]
         assert len(stamps) == 10
-        assert all(b - a >= 1.0 for a, b in zip(stamps, stamps[1:], strict=False))
+        assert all(b - a >= 1.0 for a, b in pairwise(stamps))
 
 
 def test_budget_stops_the_run(tmp_path: Path) -> None:
