@@ -620,7 +620,13 @@ def test_baseline_fails_the_gate_only_on_failures_the_change_introduced(
     # imported the workspace's (editable) code instead of its own, it would count as old.
     write(repo, {"src/demo/__init__.py": CODE.replace("a + b", "a - b")})
     commit(repo, "break add")
-    report = validate(repo, data_dir, base_env, config=NO_TYPES, base_sha=base)
+    # Checking the base out must not run the repo's hooks (nor hand them agentbot's secrets).
+    hook = repo / ".git" / "hooks" / "post-checkout"
+    hook.write_text(f"#!/bin/sh\necho ran $GITHUB_TOKEN >> {repo.parent / 'hook.log'}\n")
+    hook.chmod(0o755)
+    env = {**base_env, "GITHUB_TOKEN": "ghs_secret"}
+    report = validate(repo, data_dir, env, config=NO_TYPES, base_sha=base)
+    assert not (repo.parent / "hook.log").exists()
     assert not report.passed
     assert report.new_failures == ["tests/test_demo.py::test_add"]
     assert report.preexisting_failures == ["tests/test_demo.py::test_pre"]

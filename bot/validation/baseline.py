@@ -18,9 +18,11 @@ from pathlib import Path
 
 from bot.clock import Clock
 from bot.models import TestResult
-from bot.validation.environment import StageEnv, workspace_key
+from bot.validation.environment import StageEnv, workspace_key, write_atomic
 from bot.validation.parsers import parse_test_counts
 from bot.validation.runner import run_command
+
+_GIT = ("git", "-c", f"core.hooksPath={os.devnull}")
 
 
 @dataclass(frozen=True)
@@ -60,9 +62,12 @@ def run_baseline(
         return cached
     tmp = senv.data_dir / "worktrees" / f"{sha[:12]}-{secrets.token_hex(4)}"
     tmp.parent.mkdir(parents=True, exist_ok=True)
+    # Checking out runs the repo's post-checkout hook: never with agentbot's secrets, and
+    # not at all (the stages are the only repo code we mean to run).
     add = subprocess.run(
-        ["git", "worktree", "add", "--detach", "--quiet", str(tmp), sha],
+        [*_GIT, "worktree", "add", "--detach", "--quiet", str(tmp), sha],
         cwd=senv.repo,
+        env=senv.env,
         capture_output=True,
         text=True,
     )
@@ -73,22 +78,18 @@ def run_baseline(
             command, tmp, env=_borrowed_env(senv, tmp), timeout=timeout, clock=clock
         )
     finally:
-        _remove_worktree(senv.repo, tmp)
+        _remove_worktree(senv.repo, tmp, senv.env)
     tests = None if result.timed_out else parse_test_counts(runner, result.output)
     base = Baseline(sha=sha, tests=tests, exit_code=result.exit_code, timed_out=result.timed_out)
     if tests is not None:
         # A timeout or an unreadable output may be a fluke: only a counted run is cached.
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        cache.write_text(
-            json.dumps(
-                {
-                    "sha": sha,
-                    "command": command,
-                    "exit_code": result.exit_code,
-                    "tests": tests.model_dump(mode="json"),
-                }
-            )
-        )
+        doc = {
+            "sha": sha,
+            "command": command,
+            "exit_code": result.exit_code,
+            "tests": tests.model_dump(mode="json"),
+        }
+        write_atomic(cache, json.dumps(doc))
     return base
 
 
@@ -116,13 +117,13 @@ def _borrowed_env(senv: StageEnv, tmp: Path) -> dict[str, str]:
     return env
 
 
-def _remove_worktree(repo: Path, tmp: Path) -> None:
-    subprocess.run(
-        ["git", "worktree", "remove", "--force", str(tmp)], cwd=repo, capture_output=True
-    )
+def _remove_worktree(repo: Path, tmp: Path, env: dict[str, str]) -> None:
+    remove = [*_GIT, "worktree", "remove", "--force", str(tmp)]
+    subprocess.run(remove, cwd=repo, env=env, capture_output=True, check=False)
     if tmp.exists():
         shutil.rmtree(tmp, ignore_errors=True)
-    subprocess.run(["git", "worktree", "prune"], cwd=repo, capture_output=True)
+    prune = [*_GIT, "worktree", "prune"]
+    subprocess.run(prune, cwd=repo, env=env, capture_output=True, check=False)
 
 
 def _load(path: Path, command: str) -> Baseline | None:

@@ -14,6 +14,7 @@ import json
 import os
 import shlex
 import sys
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,10 +117,8 @@ def run_setup(
         senv.venv.parent.mkdir(parents=True, exist_ok=True)
     result = run_command(full, senv.repo, env=senv.env, timeout=timeout, clock=clock)
     if result.success:
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.write_text(
-            json.dumps({"workspace": str(senv.repo), "fingerprint": fingerprint, "command": full})
-        )
+        doc = {"workspace": str(senv.repo), "fingerprint": fingerprint, "command": full}
+        write_atomic(marker, json.dumps(doc))
     status = "timed_out" if result.timed_out else "passed" if result.success else "failed"
     return QualityGateResult(
         gate_name="setup",
@@ -127,6 +126,14 @@ def run_setup(
         command_result=result.model_copy(update={"output": clip(result.output)}),
         warning=f"killed after {timeout:g}s" if result.timed_out else "",
     )
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a file so that a concurrent reader sees the old or the new text, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
 
 
 def _read_marker(path: Path) -> str | None:
