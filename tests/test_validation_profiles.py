@@ -65,7 +65,9 @@ def test_python_requirements_files_and_dependency_groups(tmp_path: Path) -> None
     p = detect_profile(repo)
     args = setup_args(p)
     assert "-e" not in args  # nothing to build: requirements only
-    assert args[-5:] == ["-r", "requirements-dev.txt", "-r", "requirements.txt", "ruff"]
+    # no ruff configuration: ruff is neither installed nor run (it would reformat the repo)
+    assert args[-4:] == ["-r", "requirements-dev.txt", "-r", "requirements.txt"]
+    assert p.format is None and p.lint is None and "ruff is not configured" in p.note("lint")
     assert p.typecheck == "mypy ."
     groups = make(
         tmp_path / "g",
@@ -76,7 +78,7 @@ def test_python_requirements_files_and_dependency_groups(tmp_path: Path) -> None
         },
     )
     p = detect_profile(groups)
-    assert setup_args(p)[-4:] == ["pytest", "hypothesis", "ruff", "mypy"]
+    assert setup_args(p)[-3:] == ["pytest", "hypothesis", "mypy"]
     assert p.typecheck == "mypy"  # `files` configured: no path argument
 
 
@@ -86,11 +88,12 @@ def test_python_setup_cfg_extras(tmp_path: Path) -> None:
         {
             "setup.py": "from setuptools import setup\nsetup()\n",
             "setup.cfg": "[options.extras_require]\ntesting = pytest\n[mypy]\nstrict = True\n",
+            "ruff.toml": "line-length = 100\n",
         },
     )
     args = setup_args(detect_profile(repo))
     assert args[args.index("-e") + 1] == ".[testing]"
-    assert args[-2:] == ["ruff", "mypy"]
+    assert args[-2:] == ["ruff", "mypy"]  # ruff.toml configures ruff: installed and run
 
 
 def test_javascript_and_typescript(tmp_path: Path) -> None:

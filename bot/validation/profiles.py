@@ -113,7 +113,12 @@ def _python(repo: Path) -> Profile:
         + [_setup_cfg_text(repo)]
     )
     mypy = _mypy_configured(repo, pyproject)
-    wanted = [t for t in PYTHON_TOOLS if (t != "mypy" or mypy is not None)]
+    # A repo that never adopted ruff would fail (or, with --fix, be reformatted wholesale):
+    # ruff runs only where the repo configures it or depends on it.
+    ruff = _ruff_configured(repo, pyproject) or _declares(declared, "ruff")
+    wanted = [
+        t for t in PYTHON_TOOLS if (t != "mypy" or mypy is not None) and (t != "ruff" or ruff)
+    ]
     tools = [t for t in wanted if not _declares(declared, t)]
 
     args = ["python", "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "-q"]
@@ -125,14 +130,17 @@ def _python(repo: Path) -> Profile:
     notes = []
     if mypy is None:
         notes.append(("typecheck", "mypy is not configured in this repo ([tool.mypy] or mypy.ini)"))
+    if not ruff:
+        why = "ruff is not configured in this repo ([tool.ruff] or ruff.toml)"
+        notes += [("format", why), ("lint", why)]
     return Profile(
         name="python",
         markers=("pyproject.toml", "setup.py", "setup.cfg", "requirements*.txt"),
         setup=shlex.join(args),
-        format="ruff format --check .",
-        format_fix="ruff format .",
-        lint="ruff check .",
-        lint_fix="ruff check --fix .",
+        format="ruff format --check ." if ruff else None,
+        format_fix="ruff format ." if ruff else None,
+        lint="ruff check ." if ruff else None,
+        lint_fix="ruff check --fix ." if ruff else None,
         typecheck=mypy,
         # The cache plugin would write .pytest_cache into the workspace; we want it untouched.
         test="pytest -q -p no:cacheprovider",
@@ -175,6 +183,13 @@ def _python_extras(repo: Path, pyproject: dict[str, Any]) -> list[str]:
 def _declares(requirements: str, name: str) -> bool:
     """True if a requirement list names the package `name` (any version, extras, markers)."""
     return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", requirements, re.I) is not None
+
+
+def _ruff_configured(repo: Path, pyproject: dict[str, Any]) -> bool:
+    """True when the repo has a ruff configuration."""
+    return "ruff" in pyproject.get("tool", {}) or any(
+        (repo / f).is_file() for f in ("ruff.toml", ".ruff.toml")
+    )
 
 
 def _mypy_configured(repo: Path, pyproject: dict[str, Any]) -> str | None:
