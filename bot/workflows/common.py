@@ -40,12 +40,13 @@ class Progress:
                 self.comment_id = cid
         self._publish()
 
-    def set(self, title: str, state: StepState, detail: str = "") -> None:
-        """Change one step's state and publish."""
+    def set(self, title: str, state: StepState, detail: str = "", *, publish: bool = True) -> None:
+        """Change one step's state; publish now, or with the next change (fewer API writes)."""
         self.steps = [
             replace(s, state=state, detail=detail) if s.title == title else s for s in self.steps
         ]
-        self._publish()
+        if publish:
+            self._publish()
 
     def finish(self, footer: str) -> None:
         """Write the final state: remaining pending steps are marked skipped."""

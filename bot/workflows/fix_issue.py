@@ -96,8 +96,9 @@ class _FixFlow:
             f"agentbot is working on #{self.number}",
             [Step(s) for s in STEPS],
         )
+        self.progress.set(STEPS[0], "done", publish=False)
+        self.progress.set(STEPS[1], "running", publish=False)
         self.progress.start([(c.id, c.body, c.user) for c in comments])
-        self.progress.set(STEPS[0], "done")
 
         default = self.gh.default_branch(self.repo)
         ws = self.ws = open_workspace(self.env, self.repo, f"issue-{self.number}")
@@ -114,10 +115,10 @@ class _FixFlow:
         session = Session.create(
             self.env.data_dir, session_slug(self.repo, f"issue-{self.number}"), self.env.clock
         )
-        self.progress.set(STEPS[1], "running")
         agent = self.agent(ISSUE_FIXER, self.task_text(issue, comments), session)
         output = agent.output
-        assert output is not None
+        if output is None:
+            return self.fail(f"the agent gave no valid answer: {agent.message}")
         self.result = self.result.model_copy(
             update={"summary": output.summary, "root_cause": output.root_cause}
         )
@@ -128,7 +129,7 @@ class _FixFlow:
         if not ws.has_changes():
             return self.fail("the agent finished without changing any file")
         self.check_limits(base_sha)
-        self.progress.set(STEPS[1], "done")
+        self.progress.set(STEPS[1], "done", publish=False)
 
         self.progress.set(STEPS[2], "running")
         report = run_validation(
@@ -153,7 +154,7 @@ class _FixFlow:
             if not self.env.dry_run:
                 self.commit_and_push(issue, branch, files)  # keep the work on the branch
             return self.fail(reason)
-        self.progress.set(STEPS[2], "done")
+        self.progress.set(STEPS[2], "done", publish=False)
 
         self.commit_and_push(issue, branch, files)
         return self.open_pr(issue, branch, default, draft=self.cfg.pull_request.draft)
@@ -267,13 +268,13 @@ class _FixFlow:
                 self.gh.request_reviewers(self.repo, pr.number, [actor])
         result = result.model_copy(update={"pr_url": pr.html_url, "pr_number": pr.number})
         if failed:
-            self.progress.set(STEPS[2], "failed", failed)
+            self.progress.set(STEPS[2], "failed", failed, publish=False)
             self.progress.finish(
                 f"Opened a draft PR {pr.html_url} for review: {failed}.\n\n{usage_line(result)}"
             )
             self.label(self.cfg.labels.failed)
         else:
-            self.progress.set(STEPS[3], "done", pr.html_url)
+            self.progress.set(STEPS[3], "done", pr.html_url, publish=False)
             self.progress.finish(f"Pull request: {pr.html_url}\n\n{usage_line(result)}")
         return result
 
@@ -304,7 +305,7 @@ class _FixFlow:
         """Ask the user; label the issue so refuel skips it until answered."""
         result = self.finished(JobStatus.NEEDS_INFO)
         if self.progress is not None:
-            self.progress.set(STEPS[1], "skipped", "needs more information")
+            self.progress.set(STEPS[1], "skipped", "needs more information", publish=False)
             self.progress.finish(needs_info_comment(question, self.job.actor))
         self.label(self.cfg.labels.needs_info)
         return result
@@ -315,7 +316,7 @@ class _FixFlow:
         if self.progress is not None:
             running = next((s.title for s in self.progress.steps if s.state == "running"), None)
             if running:
-                self.progress.set(running, "failed")
+                self.progress.set(running, "failed", publish=False)
             self.progress.finish(failure_comment(result))
             self.label(self.cfg.labels.failed)
         return result
