@@ -162,11 +162,12 @@ def test_lapsed_lease_is_claimed_again_and_old_owner_loses_it(q: JobQueue) -> No
     taken = q.claim("b", 30)
     assert taken is not None and taken.id == "d-1" and taken.attempts == 2
     assert q.heartbeat("d-1", "a", 1.0) is False
-    assert q.complete("d-1", _result(), "late", worker_id="a") is False
+    assert q.complete("d-1", _result(), "late", worker_id="a", log=["a's last line"]) is False
     assert q.fail("d-1", "late", None, worker_id="a") is False
     assert q.complete("d-1", _result(), "ran", worker_id="b") is True
     rec = q.get("d-1")
     assert rec is not None and rec.state is JobState.DONE and rec.decision == "ran"
+    assert rec.log == ["a's last line"]  # kept: it is about this job, whoever finished it
 
 
 def test_lease_lapsing_on_every_attempt_buries_the_job(q: JobQueue) -> None:
@@ -211,11 +212,15 @@ def test_log_annotate_counts_and_list(q: JobQueue) -> None:
     assert rec.log == ["first line", "second line"]
     assert (rec.repo, rec.number, rec.kind) == ("o/r", 5, "fix_issue")
     assert q.get("nope") is None
+    q.append_logs("d-0", ["third", "fourth"])
+    q.complete("d-0", None, "ignored", worker_id="w", log=["fifth"])
+    rec = q.get("d-0")
+    assert rec is not None and rec.log[2:] == ["third", "fourth", "fifth"]
     counts = q.counts()
-    assert counts[JobState.QUEUED] == 3 and counts[JobState.RUNNING] == 1
+    assert counts[JobState.QUEUED] == 3 and counts[JobState.IGNORED] == 1
     assert counts[JobState.DEAD] == 0 and set(counts) == set(JobState)
     assert [j.id for j in q.list(limit=2)] == ["d-3", "d-2"]
-    assert [j.id for j in q.list(state=JobState.RUNNING)] == ["d-0"]
+    assert [j.id for j in q.list(state=JobState.IGNORED)] == ["d-0"]
     assert all(j.log == [] for j in q.list())
     q.ping()
 

@@ -7,7 +7,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from bot.errors import QueueError
 from bot.models import Job, JobKind, JobResult, JobStatus
-from bot.queue import JobState
+from bot.queue import Delivery, JobState
 from bot.queue.sqlite import SqliteQueue
 from webhooks.app import MAX_BODY, create_app, signature, verify_signature
 
@@ -223,14 +223,7 @@ def test_chunked_upload_past_the_cap_is_cut_off_early(live: int, queue: SqliteQu
 class BrokenQueue(SqliteQueue):
     """A queue whose store fails, as a full disk or a dropped database would."""
 
-    def enqueue(
-        self,
-        delivery_id: str,
-        event_name: str,
-        payload: bytes | Mapping[str, Any],
-        *,
-        repo: str = "",
-    ) -> bool:
+    def enqueue_many(self, deliveries: Sequence[Delivery]) -> list[bool]:
         raise QueueError("disk full")
 
     def ping(self) -> None:
@@ -344,3 +337,28 @@ def test_jobs_page_escapes_and_links(client: TestClient, queue: SqliteQueue) -> 
     only = client.get("/?state=ignored").text
     assert "d-2" not in only and "d-&lt;1&gt;" in only
     assert client.get("/?state=bogus").status_code == 400
+
+
+def test_concurrent_deliveries_share_commits(queue: SqliteQueue) -> None:
+    """Deliveries arriving together are committed together, each still stored once."""
+    import asyncio
+
+    import httpx
+
+    app = create_app(queue=queue, secret=SECRET)
+
+    async def burst() -> list[httpx.Response]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://x") as client:
+            body = b'{"zen": "x"}'
+            posts = [
+                client.post("/webhook", content=body, headers=headers(body, delivery=f"d-{i % 40}"))
+                for i in range(60)
+            ]
+            return await asyncio.gather(*posts)
+
+    answers = asyncio.run(burst())
+    assert all(r.status_code == 202 for r in answers)
+    assert sum(not r.json()["duplicate"] for r in answers) == 40
+    assert len(queue.list(limit=100)) == 40
+    assert app.state.commits.batches < 60

@@ -28,6 +28,7 @@ from bot.queue.sqlite import SqliteQueue
 from bot.worker import (
     NO_CREDENTIALS,
     JobFailure,
+    JobLogHandler,
     Metrics,
     Worker,
     WorkerDeps,
@@ -130,24 +131,30 @@ def handler() -> Iterator[Recorder]:
 
 
 @pytest.fixture
-def log_to_jobs(queue: SqliteQueue) -> Iterator[None]:
+def log_to_jobs(queue: SqliteQueue) -> Iterator[JobLogHandler]:
     root = logging.getLogger()
     old = root.level
     root.setLevel(logging.INFO)
     pool = WorkerPool(queue, lambda job: None, size=0)
     pool.start()  # installs the job-log handler, no threads
-    yield
+    yield pool.log_handler
     pool.stop()
     root.setLevel(old)
 
 
-def worker(deps: WorkerDeps, clock: FakeClock, metrics: Metrics | None = None) -> Worker:
+def worker(
+    deps: WorkerDeps,
+    clock: FakeClock,
+    metrics: Metrics | None = None,
+    logs: JobLogHandler | None = None,
+) -> Worker:
     return Worker(
         deps.queue,
         process=lambda job: process_delivery(job, deps),
         worker_id="w1",
         clock=clock,
         metrics=metrics,
+        logs=logs,
     )
 
 
@@ -157,13 +164,13 @@ def test_local_mode_runs_the_registered_handler_with_default_branch_config(
     queue: SqliteQueue,
     handler: Recorder,
     clock: FakeClock,
-    log_to_jobs: None,
+    log_to_jobs: JobLogHandler,
 ) -> None:
     gh.set_file(REPO, ".github/agentbot.yml", "model: from-main\n", ref="main")
     gh.set_file(REPO, ".github/agentbot.yml", "model: from-a-branch\n", ref="evil")
     queue.enqueue("d-1", "issues", labeled(3))
     metrics = Metrics(queue)
-    assert worker(deps, clock, metrics).run_once() is True
+    assert worker(deps, clock, metrics, log_to_jobs).run_once() is True
     ((job, env),) = handler.calls
     assert (job.kind, job.repo, job.number, job.actor) == (JobKind.FIX_ISSUE, REPO, 3, "alice")
     assert job.delivery_id == "d-1"
@@ -455,3 +462,54 @@ def test_pool_runs_jobs_in_threads_and_stops(queue: SqliteQueue) -> None:
     time.sleep(0.1)
     counts = queue.counts()
     assert counts[JobState.IGNORED] == 10, counts
+
+
+def test_job_log_lines_are_redacted_and_follow_a_long_job(tmp_path: Path) -> None:
+    """Lines reach the job's log while it runs (heartbeat flush), secrets never."""
+    from bot.logs import redactor
+
+    q = SqliteQueue(tmp_path / "logs.db")
+    q.enqueue("d-1", "x", b"{}")
+    handler = JobLogHandler(q, flush_seconds=60)  # only heartbeats and the end flush
+    root = logging.getLogger()
+    old = root.level
+    root.setLevel(logging.INFO)
+    root.addHandler(handler)
+    redactor().add("hunter2-secret")
+    seen_while_running: list[list[str]] = []
+
+    def slow(job: QueuedJob) -> None:
+        logging.getLogger("agentbot.test").info("token is hunter2-secret, ghp_%s", "a" * 36)
+        time.sleep(0.6)  # several heartbeats (lease 0.3 s: every 0.1 s)
+        rec = q.get(job.id)
+        seen_while_running.append(rec.log if rec else [])
+
+    try:
+        Worker(q, process=slow, worker_id="w", lease_seconds=0.3, logs=handler).run_once()
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old)
+    (during,) = seen_while_running
+    assert any("token is" in line for line in during)  # flushed before the job ended
+    rec = q.get("d-1")
+    assert rec is not None
+    text = "\n".join(rec.log)
+    assert "hunter2-secret" not in text and "ghp_aaaa" not in text and "***" in text
+    assert "claimed x delivery" in text and "finished: ignored" in text  # the final line too
+    assert all("[d-1]" in line for line in rec.log)
+    assert len(rec.log) == len(set(rec.log))  # no line written twice
+    q.close()
+
+
+def test_job_log_lines_flush_by_age(queue: SqliteQueue) -> None:
+    handler = JobLogHandler(queue, flush_seconds=0)
+    queue.enqueue("d-1", "x", b"{}")
+    token = job_id_var.set("d-1")
+    try:
+        record = logging.LogRecord("agentbot.t", logging.INFO, __file__, 1, "now", None, None)
+        handler.emit(record)
+    finally:
+        job_id_var.reset(token)
+    rec = queue.get("d-1")
+    assert rec is not None and len(rec.log) == 1 and rec.log[0].endswith("[d-1] now")
+    assert handler.take("d-1") == []

@@ -13,7 +13,7 @@ whose lease lapsed (its worker died) is claimed again; at-least-once, so jobs ar
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -48,6 +48,16 @@ class JobState(StrEnum):
     def finished(self) -> bool:
         """True for states no worker will touch again."""
         return self in (JobState.DONE, JobState.DEAD, JobState.IGNORED)
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One webhook delivery to store."""
+
+    delivery_id: str
+    event_name: str
+    payload: bytes | Mapping[str, Any]
+    repo: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +123,10 @@ class JobQueue(Protocol):
         """Store a delivery durably (committed on return); False if the delivery id is known."""
         ...
 
+    def enqueue_many(self, deliveries: Sequence[Delivery]) -> list[bool]:
+        """Store several deliveries in one transaction; per delivery, False if known."""
+        ...
+
     def claim(self, worker_id: str, lease_seconds: float) -> QueuedJob | None:
         """Take the oldest due job (queued, retry due, or lease lapsed) for this worker."""
         ...
@@ -122,12 +136,18 @@ class JobQueue(Protocol):
         ...
 
     def complete(
-        self, job_id: str, result: JobResult | None, decision: str, *, worker_id: str | None = None
+        self,
+        job_id: str,
+        result: JobResult | None,
+        decision: str,
+        *,
+        worker_id: str | None = None,
+        log: Sequence[str] = (),
     ) -> bool:
         """Finish a job: `done` with its result, or `ignored` when result is None.
 
         With `worker_id`, only while that worker still holds the job (False otherwise).
-        Keys the job holds are released.
+        Keys the job holds are released; `log` lines are appended to its log either way.
         """
         ...
 
@@ -138,6 +158,7 @@ class JobQueue(Protocol):
         retry_at: datetime | None,
         *,
         worker_id: str | None = None,
+        log: Sequence[str] = (),
     ) -> bool:
         """Record a failure: retry at `retry_at`, or `dead` if None or out of attempts."""
         ...
@@ -158,6 +179,10 @@ class JobQueue(Protocol):
 
     def append_log(self, job_id: str, line: str) -> None:
         """Add one line to the job's log."""
+        ...
+
+    def append_logs(self, job_id: str, lines: Sequence[str]) -> None:
+        """Add lines to the job's log, in order."""
         ...
 
     def list(self, limit: int = 50, state: JobState | None = None) -> list[JobRecord]:
@@ -242,6 +267,7 @@ def open_queue(
 
 __all__ = [
     "DEFAULT_MAX_ATTEMPTS",
+    "Delivery",
     "JobQueue",
     "JobRecord",
     "JobState",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -27,6 +27,7 @@ from bot.errors import QueueError
 from bot.models import JobResult
 from bot.queue import (
     DEFAULT_MAX_ATTEMPTS,
+    Delivery,
     JobRecord,
     JobState,
     QueuedJob,
@@ -188,28 +189,39 @@ class PostgresQueue:
         repo: str = "",
     ) -> bool:
         """Store the delivery and defer its procrastinate job in one transaction."""
-        check_delivery_id(delivery_id)
-        body = payload_bytes(payload)
+        return self.enqueue_many([Delivery(delivery_id, event_name, payload, repo)])[0]
+
+    def enqueue_many(self, deliveries: Sequence[Delivery]) -> list[bool]:
+        """Store deliveries and defer their procrastinate jobs, all in one transaction."""
+        for d in deliveries:
+            check_delivery_id(d.delivery_id)
+        rows = [(d, payload_bytes(d.payload)) for d in deliveries]
+        fresh: list[bool] = []
         try:
             with self._pool.connection() as conn, conn.transaction():
-                row = conn.execute(
-                    "INSERT INTO agentbot_deliveries (delivery_id, event_name, repo)"
-                    " VALUES (%s, %s, %s) ON CONFLICT (delivery_id) DO NOTHING"
-                    " RETURNING delivery_id",
-                    (delivery_id, event_name, repo),
-                ).fetchone()
-                if row is None:
-                    return False
-                conn.execute("INSERT INTO agentbot_payloads VALUES (%s, %s)", (delivery_id, body))
-                args = json.dumps({"delivery_id": delivery_id})
-                pj = conn.execute(_DEFER, (QUEUE_NAME, TASK_NAME, args)).fetchone()
-                assert pj is not None
-                conn.execute(
-                    "UPDATE agentbot_deliveries SET pj_id = %s WHERE delivery_id = %s",
-                    (pj[0], delivery_id),
-                )
+                for d, body in rows:
+                    fresh.append(self._insert(conn, d, body))
         except psycopg.Error as exc:
-            raise QueueError(f"PostgreSQL queue: cannot store delivery: {exc}") from exc
+            raise QueueError(f"PostgreSQL queue: cannot store deliveries: {exc}") from exc
+        return fresh
+
+    def _insert(self, conn: psycopg.Connection[tuple[Any, ...]], d: Delivery, body: bytes) -> bool:
+        row = conn.execute(
+            "INSERT INTO agentbot_deliveries (delivery_id, event_name, repo)"
+            " VALUES (%s, %s, %s) ON CONFLICT (delivery_id) DO NOTHING"
+            " RETURNING delivery_id",
+            (d.delivery_id, d.event_name, d.repo),
+        ).fetchone()
+        if row is None:
+            return False
+        conn.execute("INSERT INTO agentbot_payloads VALUES (%s, %s)", (d.delivery_id, body))
+        args = json.dumps({"delivery_id": d.delivery_id})
+        pj = conn.execute(_DEFER, (QUEUE_NAME, TASK_NAME, args)).fetchone()
+        assert pj is not None
+        conn.execute(
+            "UPDATE agentbot_deliveries SET pj_id = %s WHERE delivery_id = %s",
+            (pj[0], d.delivery_id),
+        )
         return True
 
     def claim(self, worker_id: str, lease_seconds: float) -> QueuedJob | None:
@@ -321,12 +333,19 @@ class PostgresQueue:
         return ref[0], attempts, status
 
     def complete(
-        self, job_id: str, result: JobResult | None, decision: str, *, worker_id: str | None = None
+        self,
+        job_id: str,
+        result: JobResult | None,
+        decision: str,
+        *,
+        worker_id: str | None = None,
+        log: Sequence[str] = (),
     ) -> bool:
-        """`done` with the result, or `ignored` when there is none."""
+        """`done` with the result, or `ignored` when there is none; `log` lines appended."""
         state = JobState.DONE if result is not None else JobState.IGNORED
         try:
             with self._pool.connection() as conn, conn.transaction():
+                self._insert_logs(conn, job_id, log)
                 owned = self._owned(conn, job_id, worker_id)
                 if owned is None:
                     return False
@@ -351,10 +370,12 @@ class PostgresQueue:
         retry_at: datetime | None,
         *,
         worker_id: str | None = None,
+        log: Sequence[str] = (),
     ) -> bool:
         """Retry through procrastinate at `retry_at`, or bury the job."""
         try:
             with self._pool.connection() as conn, conn.transaction():
+                self._insert_logs(conn, job_id, log)
                 owned = self._owned(conn, job_id, worker_id)
                 if owned is None:
                     return False
@@ -408,7 +429,28 @@ class PostgresQueue:
 
     def append_log(self, job_id: str, line: str) -> None:
         """Add one line to the job's log."""
-        self._q("INSERT INTO agentbot_job_logs (job_id, line) VALUES (%s, %s)", (job_id, line))
+        self.append_logs(job_id, [line])
+
+    def append_logs(self, job_id: str, lines: Sequence[str]) -> None:
+        """Add lines to the job's log, in order, in one transaction."""
+        if not lines:
+            return
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                self._insert_logs(conn, job_id, lines)
+        except psycopg.Error as exc:
+            raise QueueError(f"PostgreSQL queue: cannot append to the log: {exc}") from exc
+
+    @staticmethod
+    def _insert_logs(
+        conn: psycopg.Connection[tuple[Any, ...]], job_id: str, lines: Sequence[str]
+    ) -> None:
+        if lines:
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO agentbot_job_logs (job_id, line) VALUES (%s, %s)",
+                    [(job_id, line) for line in lines],
+                )
 
     def list(self, limit: int = 50, state: JobState | None = None) -> list[JobRecord]:
         """The newest jobs first, without logs."""

@@ -3,14 +3,17 @@
 Safe across threads and processes: each thread has its own connection; writes in this
 process are serialized by a lock (so threads never sleep in SQLite's busy handler), and
 other processes are waited for through `busy_timeout`. Every write transaction is
-`BEGIN IMMEDIATE` and `synchronous=FULL`, so a delivery acknowledged with 202 is on disk.
+`BEGIN IMMEDIATE`. Storing deliveries commits with `synchronous=FULL` (the WAL is fsynced:
+a delivery acknowledged with 202 survives a power cut); the workers' bookkeeping (claims,
+results, log lines) commits with `NORMAL`, which survives a killed process and may lose
+its last commits to a power cut, where a job is simply run again (at-least-once).
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +24,7 @@ from bot.errors import QueueError
 from bot.models import JobResult
 from bot.queue import (
     DEFAULT_MAX_ATTEMPTS,
+    Delivery,
     JobRecord,
     JobState,
     QueuedJob,
@@ -134,7 +138,7 @@ class SqliteQueue:
                     self.path, isolation_level=None, check_same_thread=False, timeout=0
                 )
                 conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
-                conn.execute("PRAGMA synchronous = FULL")
+                conn.execute("PRAGMA synchronous = NORMAL")
             except sqlite3.Error as exc:
                 raise QueueError(f"cannot open the queue {self.path}: {exc}") from exc
             self._local.conn = conn
@@ -143,11 +147,13 @@ class SqliteQueue:
         return conn
 
     @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction, serialized in-process, committed on exit."""
+    def _tx(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
+        """One write transaction, serialized in-process, committed on exit (fsynced if durable)."""
         conn = self._conn()
         with self._write_lock:
             try:
+                if durable:
+                    conn.execute("PRAGMA synchronous = FULL")
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
                 raise QueueError(f"queue {self.path} is busy or unwritable: {exc}") from exc
@@ -161,6 +167,9 @@ class SqliteQueue:
             except sqlite3.Error as exc:
                 conn.execute("ROLLBACK")
                 raise QueueError(f"cannot commit to the queue {self.path}: {exc}") from exc
+            finally:
+                if durable:
+                    conn.execute("PRAGMA synchronous = NORMAL")
 
     def _now(self) -> float:
         return self.clock.now().timestamp()
@@ -176,19 +185,26 @@ class SqliteQueue:
         repo: str = "",
     ) -> bool:
         """Store a delivery durably; False if the delivery id is already stored."""
-        check_delivery_id(delivery_id)
-        body = payload_bytes(payload)
+        return self.enqueue_many([Delivery(delivery_id, event_name, payload, repo)])[0]
+
+    def enqueue_many(self, deliveries: Sequence[Delivery]) -> list[bool]:
+        """Store several deliveries in one durable transaction (one fsync for all)."""
+        for d in deliveries:
+            check_delivery_id(d.delivery_id)
+        rows = [(d, payload_bytes(d.payload)) for d in deliveries]
         now = self._now()
-        with self._tx() as conn:
-            cur = conn.execute(
-                "INSERT INTO jobs (delivery_id, event_name, received_at, updated_at, repo)"
-                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (delivery_id) DO NOTHING",
-                (delivery_id, event_name, now, now, repo),
-            )
-            if cur.rowcount == 0:
-                return False
-            conn.execute("INSERT INTO payloads VALUES (?, ?)", (delivery_id, body))
-        return True
+        fresh: list[bool] = []
+        with self._tx(durable=True) as conn:
+            for d, body in rows:
+                cur = conn.execute(
+                    "INSERT INTO jobs (delivery_id, event_name, received_at, updated_at, repo)"
+                    " VALUES (?, ?, ?, ?, ?) ON CONFLICT (delivery_id) DO NOTHING",
+                    (d.delivery_id, d.event_name, now, now, d.repo),
+                )
+                fresh.append(cur.rowcount == 1)
+                if cur.rowcount == 1:
+                    conn.execute("INSERT INTO payloads VALUES (?, ?)", (d.delivery_id, body))
+        return fresh
 
     def claim(self, worker_id: str, lease_seconds: float) -> QueuedJob | None:
         """Take the oldest due job under a lease of `lease_seconds`."""
@@ -226,26 +242,45 @@ class SqliteQueue:
             ).fetchone()
         return row is not None
 
-    def _finish(self, job_id: str, worker_id: str | None, sets: str, args: dict[str, Any]) -> bool:
+    def _finish(
+        self,
+        job_id: str,
+        worker_id: str | None,
+        sets: str,
+        args: dict[str, Any],
+        log: Sequence[str],
+    ) -> bool:
         owner = " AND state = 'running' AND worker_id = :worker" if worker_id is not None else ""
+        now = self._now()
         with self._tx() as conn:
+            # the lines are the job's even when another worker owns it now
+            conn.executemany(
+                "INSERT INTO job_logs (job_id, ts, line) VALUES (?, ?, ?)",
+                [(job_id, now, line) for line in log],
+            )
             row = conn.execute(
                 f"UPDATE jobs SET {sets}, updated_at = :now, lease_expires_at = NULL"  # noqa: S608
                 f" WHERE delivery_id = :job{owner} RETURNING 1",
-                {**args, "job": job_id, "worker": worker_id, "now": self._now()},
+                {**args, "job": job_id, "worker": worker_id, "now": now},
             ).fetchone()
             if row is not None:
                 conn.execute("DELETE FROM running_keys WHERE job_id = ?", (job_id,))
         return row is not None
 
     def complete(
-        self, job_id: str, result: JobResult | None, decision: str, *, worker_id: str | None = None
+        self,
+        job_id: str,
+        result: JobResult | None,
+        decision: str,
+        *,
+        worker_id: str | None = None,
+        log: Sequence[str] = (),
     ) -> bool:
-        """`done` with the result, or `ignored` when there is none."""
+        """`done` with the result, or `ignored` when there is none; `log` lines appended."""
         state = JobState.DONE if result is not None else JobState.IGNORED
         sets = "state = :state, result = :result, decision = :decision, finished_at = :now"
         args = {"state": state.value, "result": result_json(result), "decision": decision}
-        return self._finish(job_id, worker_id, sets, args)
+        return self._finish(job_id, worker_id, sets, args, log)
 
     def fail(
         self,
@@ -254,6 +289,7 @@ class SqliteQueue:
         retry_at: datetime | None,
         *,
         worker_id: str | None = None,
+        log: Sequence[str] = (),
     ) -> bool:
         """Schedule a retry, or bury the job when there is none or attempts ran out."""
         retry = retry_at.timestamp() if retry_at is not None else None
@@ -264,7 +300,7 @@ class SqliteQueue:
             " OR attempts >= :max THEN :now END"
         )
         args = {"error": error, "retry": retry, "max": self.max_attempts}
-        return self._finish(job_id, worker_id, sets, args)
+        return self._finish(job_id, worker_id, sets, args, log)
 
     def annotate(
         self, job_id: str, *, repo: str = "", number: int | None = None, kind: str = ""
@@ -291,10 +327,17 @@ class SqliteQueue:
 
     def append_log(self, job_id: str, line: str) -> None:
         """Add one line to the job's log."""
+        self.append_logs(job_id, [line])
+
+    def append_logs(self, job_id: str, lines: Sequence[str]) -> None:
+        """Add lines to the job's log, in order, in one transaction."""
+        if not lines:
+            return
+        now = self._now()
         with self._tx() as conn:
-            conn.execute(
+            conn.executemany(
                 "INSERT INTO job_logs (job_id, ts, line) VALUES (?, ?, ?)",
-                (job_id, self._now(), line),
+                [(job_id, now, line) for line in lines],
             )
 
     def _records(self, where: str, args: tuple[Any, ...], limit: int) -> list[JobRecord]:

@@ -8,7 +8,6 @@ thread carries its id (`bot.logs.job_id_var`) and is appended to the job's log.
 
 from __future__ import annotations
 
-import contextvars
 import logging
 import os
 import socket
@@ -50,6 +49,131 @@ def retry_delay(exc: BaseException, attempts: int, base: float, cap: float) -> f
     return backoff  # a crash: maybe transient, retried until attempts run out
 
 
+class JobLogHandler(logging.Handler):
+    """Collect every log line emitted while a job runs (job id set) for that job's log.
+
+    Lines are buffered per job and written in one transaction: with the job's result, at
+    each heartbeat, or once the oldest buffered line is `flush_seconds` old, so the jobs
+    page follows a long job closely without a write per line.
+    """
+
+    def __init__(
+        self, queue: JobQueue, level: int = logging.INFO, flush_seconds: float = 1.0
+    ) -> None:
+        super().__init__(level)
+        self.queue = queue
+        self.flush_seconds = flush_seconds
+        self._lines: dict[str, list[str]] = {}
+        self._since: dict[str, float] = {}
+        self._buffers_lock = threading.Lock()
+        self._busy = threading.local()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Buffer the line, redacted, prefixed with time, level, logger and job id."""
+        job_id = getattr(record, "job_id", "") or job_id_var.get()
+        if not job_id or getattr(self._busy, "on", False):
+            return
+        try:
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(record.created))
+            line = f"{stamp} {record.levelname} {record.name} [{job_id}] {record.getMessage()}"
+            if record.exc_info and record.exc_info[1] is not None:
+                line += "\n" + logging.Formatter().formatException(record.exc_info)
+            line = redactor().redact(line)
+            now = time.monotonic()
+            with self._buffers_lock:
+                lines = self._lines.setdefault(job_id, [])
+                if not lines:
+                    self._since[job_id] = now
+                lines.append(line)
+                due = now - self._since[job_id] >= self.flush_seconds
+            if due:
+                self.flush_job(job_id)
+        except Exception:
+            self.handleError(record)
+
+    def take(self, job_id: str) -> list[str]:
+        """The job's buffered lines, removed from the buffer."""
+        with self._buffers_lock:
+            self._since.pop(job_id, None)
+            return self._lines.pop(job_id, [])
+
+    def flush_job(self, job_id: str) -> None:
+        """Write the job's buffered lines now."""
+        lines = self.take(job_id)
+        if not lines:
+            return
+        self._busy.on = True  # a queue that logs must not recurse into itself
+        try:
+            self.queue.append_logs(job_id, lines)
+        finally:
+            self._busy.on = False
+
+
+class _Heartbeat:
+    """One long-lived thread per worker that renews the lease of the job it runs."""
+
+    def __init__(self, queue: JobQueue, worker_id: str, lease_seconds: float) -> None:
+        self.queue = queue
+        self.worker_id = worker_id
+        self.lease_seconds = lease_seconds
+        self.interval = max(lease_seconds / 3, 0.05)
+        self.logs: JobLogHandler | None = None
+        self._cond = threading.Condition()
+        self._beating = threading.Lock()
+        self._job: str | None = None
+        self._turn = 0
+        self._thread: threading.Thread | None = None
+
+    @contextmanager
+    def running(self, job_id: str) -> Iterator[None]:
+        """Beat for `job_id` while the body runs; no beat is in flight once it returns."""
+        with self._cond:
+            self._job, self._turn = job_id, self._turn + 1
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, daemon=True, name="heartbeat")
+                self._thread.start()
+            self._cond.notify()
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._job, self._turn = None, self._turn + 1
+                self._cond.notify()
+            with self._beating:  # wait out a beat that started before the job ended
+                pass
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while self._job is None:
+                    self._cond.wait()
+                job, turn = self._job, self._turn
+                # A condition wait, not the clock: it must wake the moment the job ends.
+                self._cond.wait(self.interval)
+                if self._turn != turn:
+                    continue
+                self._beating.acquire()
+            try:
+                self._beat(job)
+            finally:
+                self._beating.release()
+
+    def _beat(self, job_id: str) -> None:
+        token = job_id_var.set(job_id)
+        try:
+            if self.logs is not None:
+                self.logs.flush_job(job_id)
+            if not self.queue.heartbeat(job_id, self.worker_id, self.lease_seconds):
+                log.warning("heartbeat refused: the lease on this job was lost")
+                with self._cond:
+                    if self._job == job_id:
+                        self._job = None  # stop beating; the job goes on and learns at the end
+        except QueueError as exc:
+            log.warning("heartbeat failed: %s", exc)
+        finally:
+            job_id_var.reset(token)
+
+
 class Worker:
     """One worker: claims jobs from `queue` and runs `process` on them."""
 
@@ -63,6 +187,7 @@ class Worker:
         poll_seconds: float = 1.0,
         clock: Clock | None = None,
         metrics: Metrics | None = None,
+        logs: JobLogHandler | None = None,
         retry_base_seconds: float = 30.0,
         retry_max_seconds: float = 1800.0,
     ) -> None:
@@ -73,8 +198,11 @@ class Worker:
         self.poll_seconds = poll_seconds
         self.clock: Clock = clock or SystemClock()
         self.metrics = metrics
+        self.logs = logs
         self.retry_base_seconds = retry_base_seconds
         self.retry_max_seconds = retry_max_seconds
+        self._heartbeat = _Heartbeat(queue, self.worker_id, lease_seconds)
+        self._heartbeat.logs = logs
 
     def run(self, stop: threading.Event) -> None:
         """Work until `stop` is set; idle polls wait `poll_seconds` on the clock."""
@@ -101,14 +229,19 @@ class Worker:
             self._run(job)
         finally:
             job_id_var.reset(token)
+            if self.logs is not None:
+                self.logs.flush_job(job.id)  # whatever was logged after the result
         return True
+
+    def _lines(self, job: QueuedJob) -> list[str]:
+        return self.logs.take(job.id) if self.logs is not None else []
 
     def _run(self, job: QueuedJob) -> None:
         log.info("claimed %s delivery (attempt %d)", job.event_name, job.attempts)
         started = self.clock.monotonic()
         outcome: JobResult | Ignore | None = None
         error: BaseException | None = None
-        with self._heartbeat(job):
+        with self._heartbeat.running(job.id):
             try:
                 outcome = self.process(job)
             except Exception as exc:
@@ -119,13 +252,14 @@ class Worker:
             return
         decision = decision_text(outcome)
         result = outcome if isinstance(outcome, JobResult) else None
-        kept = self.queue.complete(job.id, result, decision, worker_id=self.worker_id)
         what = "done" if result is not None else "ignored"
+        log.info("finished: %s", decision)
+        kept = self.queue.complete(
+            job.id, result, decision, worker_id=self.worker_id, log=self._lines(job)
+        )
         if not kept:
             what = "lost"
             log.warning("lease lost before finishing; another worker owns the job now")
-        else:
-            log.info("%s: %s", what, decision)
         if self.metrics is not None:
             kind = result.job.kind.value if result is not None else ""
             self.metrics.job(kind, what, seconds, result)
@@ -139,67 +273,17 @@ class Worker:
             log.error("crashed: %s", message, exc_info=exc)
             message = f"{exc.__class__.__name__}: {message}"
         retry_at = self.clock.now() + timedelta(seconds=delay) if delay is not None else None
-        kept = self.queue.fail(job.id, message, retry_at, worker_id=self.worker_id)
         will_retry = retry_at is not None and job.attempts < self.queue.max_attempts
-        outcome = "lost" if not kept else ("failed" if will_retry else "dead")
-        if kept and will_retry and retry_at is not None:
+        if will_retry and retry_at is not None:
             log.info("retry %d of %d at %s", job.attempts + 1, self.queue.max_attempts, retry_at)
+        kept = self.queue.fail(
+            job.id, message, retry_at, worker_id=self.worker_id, log=self._lines(job)
+        )
+        outcome = "lost" if not kept else ("failed" if will_retry else "dead")
+        if not kept:
+            log.warning("lease lost before recording the failure")
         if self.metrics is not None:
             self.metrics.job("", outcome, seconds, None)
-
-    @contextmanager
-    def _heartbeat(self, job: QueuedJob) -> Iterator[None]:
-        """Renew the lease every third of it while the body runs."""
-        done = threading.Event()
-        interval = max(self.lease_seconds / 3, 0.05)
-
-        def beat() -> None:
-            # Event.wait, not the clock: the beat must stop the moment the job ends.
-            while not done.wait(interval):
-                try:
-                    if not self.queue.heartbeat(job.id, self.worker_id, self.lease_seconds):
-                        log.warning("heartbeat refused: the lease on this job was lost")
-                        return
-                except QueueError as exc:
-                    log.warning("heartbeat failed: %s", exc)
-
-        ctx = contextvars.copy_context()
-        thread = threading.Thread(target=ctx.run, args=(beat,), daemon=True, name="heartbeat")
-        thread.start()
-        try:
-            yield
-        finally:
-            done.set()
-            thread.join()
-
-
-class JobLogHandler(logging.Handler):
-    """Append every log line emitted while a job runs (job id set) to that job's log."""
-
-    def __init__(self, queue: JobQueue, level: int = logging.INFO) -> None:
-        super().__init__(level)
-        self.queue = queue
-        self._busy = threading.local()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        """Store the line, redacted, prefixed with time, level, logger and job id."""
-        job_id = getattr(record, "job_id", "") or job_id_var.get()
-        if not job_id or getattr(self._busy, "on", False):
-            return
-        self._busy.on = True  # a queue that logs must not recurse into itself
-        try:
-            stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(record.created))
-            text = redactor().redact(record.getMessage())
-            line = f"{stamp} {record.levelname} {record.name} [{job_id}] {text}"
-            if record.exc_info and record.exc_info[1] is not None:
-                line += "\n" + redactor().redact(
-                    logging.Formatter().formatException(record.exc_info)
-                )
-            self.queue.append_log(job_id, line)
-        except Exception:
-            self.handleError(record)
-        finally:
-            self._busy.on = False
 
 
 class WorkerPool:
@@ -218,6 +302,7 @@ class WorkerPool:
         prefix: str | None = None,
     ) -> None:
         base = prefix or f"{socket.gethostname()}:{os.getpid()}"
+        self.log_handler = JobLogHandler(queue)
         self.workers = [
             Worker(
                 queue,
@@ -227,17 +312,17 @@ class WorkerPool:
                 poll_seconds=poll_seconds,
                 clock=clock,
                 metrics=metrics,
+                logs=self.log_handler,
             )
             for i in range(size)
         ]
         self.queue = queue
         self.stop_event = threading.Event()
         self._threads: list[threading.Thread] = []
-        self._log_handler = JobLogHandler(queue)
 
     def start(self) -> None:
         """Start the threads (daemons: a dying process abandons jobs to their leases)."""
-        logging.getLogger().addHandler(self._log_handler)
+        logging.getLogger().addHandler(self.log_handler)
         for w in self.workers:
             t = threading.Thread(
                 target=w.run, args=(self.stop_event,), daemon=True, name=w.worker_id
@@ -250,4 +335,4 @@ class WorkerPool:
         self.stop_event.set()
         for t in self._threads:
             t.join(timeout)
-        logging.getLogger().removeHandler(self._log_handler)
+        logging.getLogger().removeHandler(self.log_handler)

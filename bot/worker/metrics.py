@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -68,12 +69,17 @@ class Metrics:
         self.llm_cost = Counter(
             "agentbot_llm_cost_usd", "LLM cost of jobs in USD", registry=self.registry
         )
+        self._delivery_children: dict[tuple[str, str], Any] = {}
         if queue is not None:
             self.registry.register(_QueueStates(queue))
 
     def delivery(self, event: str, outcome: str) -> None:
         """Count one delivery (`queued`, `duplicate`, `bad_signature`, ...)."""
-        self.deliveries.labels(event=event, outcome=outcome).inc()
+        child = self._delivery_children.get((event, outcome))
+        if child is None:  # labels() costs more than the increment; the receiver is hot
+            child = self.deliveries.labels(event=event, outcome=outcome)
+            self._delivery_children[(event, outcome)] = child
+        child.inc()
 
     def job(self, kind: str, outcome: str, seconds: float, result: JobResult | None) -> None:
         """Record one processed job and what its LLM calls used."""

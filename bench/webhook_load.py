@@ -1,0 +1,244 @@
+"""Webhook load: `agentbot serve` against the floor (a bare FastAPI endpoint that only checks
+the signature), same uvicorn settings, same clients, in one run. Run by hand:
+
+    .venv/bin/python bench/webhook_load.py [--duration 30] [--clients 16] [--workers 2]
+
+Prints throughput, p50/p99 latency, errors, and lost deliveries (answered 2xx but not in
+the queue afterwards). Targets: serve >= 0.7x the floor's throughput, p99 < 50 ms, 0 lost.
+Clients are raw asyncio HTTP/1.1 keep-alive connections, cheap enough not to be the limit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SECRET = "bench-secret"
+
+FLOOR = r"""
+import hashlib, hmac, sys
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+secret = sys.argv[2].encode()
+app = FastAPI()
+
+@app.post("/webhook")
+async def webhook(request: Request):
+    body = await request.body()
+    want = "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
+    got = request.headers.get("x-hub-signature-256", "")
+    if not hmac.compare_digest(want.encode(), got.encode()):
+        return JSONResponse({"error": "bad signature"}, status_code=401)
+    delivery = request.headers.get("x-github-delivery")
+    return JSONResponse({"job_id": delivery, "duplicate": False}, status_code=202)
+
+@app.get("/healthz")
+async def healthz():
+    return {"status": "ok"}
+
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_config=None, access_log=False,
+            server_header=False)
+"""
+
+
+@dataclass
+class Stats:
+    """What one phase measured."""
+
+    latencies: list[float] = field(default_factory=list)
+    acked: list[str] = field(default_factory=list)
+    errors: int = 0
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    """CPU the server process used while measured (user + system)."""
+
+    @property
+    def cpu_ms_per_request(self) -> float:
+        return self.cpu_seconds * 1000 / len(self.latencies) if self.latencies else 0.0
+
+    @property
+    def throughput(self) -> float:
+        return len(self.acked) / self.seconds if self.seconds else 0.0
+
+    def pct(self, q: float) -> float:
+        if not self.latencies:
+            return float("nan")
+        data = sorted(self.latencies)
+        return data[min(len(data) - 1, int(q * len(data)))] * 1000
+
+
+def payload() -> bytes:
+    """A realistic `issues.labeled` delivery (the vendored example when present)."""
+    path = ROOT / "tests/data/webhooks/issues.json"
+    if path.exists():
+        for item in json.loads(path.read_text()):
+            if item.get("action") == "labeled":
+                return json.dumps(item["payload"]).encode()
+    return json.dumps({"action": "labeled", "padding": "x" * 6000}).encode()
+
+
+async def client(port: int, body: bytes, sig: str, until: float, stats: Stats) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    head = (
+        "POST /webhook HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nX-GitHub-Event: issues\r\n"
+        f"X-Hub-Signature-256: {sig}\r\nX-GitHub-Delivery: "
+    )
+    while time.perf_counter() < until:
+        delivery = uuid.uuid4().hex
+        started = time.perf_counter()
+        try:
+            writer.write(f"{head}{delivery}\r\n\r\n".encode() + body)
+            await writer.drain()
+            status = int((await reader.readline()).split()[1])
+            length, close = 0, False
+            while (line := await reader.readline()) not in (b"\r\n", b""):
+                name, _, value = line.decode("latin-1").partition(":")
+                if name.lower() == "content-length":
+                    length = int(value)
+                elif name.lower() == "connection" and "close" in value.lower():
+                    close = True
+            await reader.readexactly(length)
+        except (OSError, asyncio.IncompleteReadError, IndexError, ValueError):
+            stats.errors += 1
+            writer.close()
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            continue
+        stats.latencies.append(time.perf_counter() - started)
+        if 200 <= status < 300:
+            stats.acked.append(delivery)
+        else:
+            stats.errors += 1
+        if close:
+            writer.close()
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.close()
+
+
+def cpu_seconds(pid: int | None) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def load(
+    port: int, clients: int, seconds: float, warmup: float, pid: int | None = None
+) -> Stats:
+    body = payload()
+    sig = "sha256=" + __import__("hmac").new(SECRET.encode(), body, "sha256").hexdigest()
+    await asyncio.gather(
+        *(client(port, body, sig, time.perf_counter() + warmup, Stats()) for _ in range(clients))
+    )
+    stats = Stats()
+    cpu = cpu_seconds(pid)
+    started = time.perf_counter()
+    until = started + seconds
+    await asyncio.gather(*(client(port, body, sig, until, stats) for _ in range(clients)))
+    stats.seconds = time.perf_counter() - started
+    stats.cpu_seconds = cpu_seconds(pid) - cpu
+    return stats
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_healthy(port: int, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"server exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+                s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                if s.recv(64).startswith(b"HTTP/1.1 200"):
+                    return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise SystemExit("server did not start")
+
+
+def run_phase(argv: list[str], env: dict[str, str], port: int, args: argparse.Namespace) -> Stats:
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_healthy(port, proc)
+        return asyncio.run(load(port, args.clients, args.duration, args.warmup, proc.pid))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+
+
+def lost(db: Path, acked: list[str]) -> int:
+    """Deliveries answered 2xx that the queue does not hold."""
+    conn = sqlite3.connect(db)
+    found = 0
+    for i in range(0, len(acked), 500):
+        chunk = acked[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        query = f"SELECT count(*) FROM jobs WHERE delivery_id IN ({marks})"
+        found += conn.execute(query, chunk).fetchone()[0]
+    conn.close()
+    return len(acked) - found
+
+
+def main() -> None:
+    """Run both phases and print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=float, default=30.0, help="seconds per phase")
+    parser.add_argument("--warmup", type=float, default=2.0, help="seconds before measuring")
+    parser.add_argument("--clients", type=int, default=16, help="concurrent connections")
+    parser.add_argument("--workers", type=int, default=2, help="serve's embedded workers")
+    args = parser.parse_args()
+
+    tmp = Path(tempfile.mkdtemp(prefix="agentbot-bench-"))
+    db = tmp / "queue.db"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "AGENTBOT_"))}
+    env.update(
+        PYTHONPATH=str(ROOT),
+        GITHUB_WEBHOOK_SECRET=SECRET,
+        AGENTBOT_QUEUE=f"sqlite:///{db}",
+        AGENTBOT_DATA_DIR=str(tmp / "data"),
+    )
+    port = free_port()
+    floor = run_phase([sys.executable, "-c", FLOOR, str(port), SECRET], env, port, args)
+    port = free_port()
+    serve_cmd = [sys.executable, "-c", "from bot.cli import main; main()", "serve"]
+    serve_cmd += ["--port", str(port), "--workers", str(args.workers)]
+    serve = run_phase(serve_cmd, env, port, args)
+    missing = lost(db, serve.acked)
+
+    print(f"clients={args.clients} duration={args.duration:.0f}s workers={args.workers}")
+    head = f"{'':8}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'errors':>8}{'lost':>6}"
+    print(f"{head}{'cpu ms/req':>12}")
+    for name, s, gone in (("floor", floor, "-"), ("serve", serve, str(missing))):
+        line = f"{name:8}{s.throughput:>10.0f}{s.pct(0.5):>10.1f}{s.pct(0.99):>10.1f}"
+        print(f"{line}{s.errors:>8}{gone:>6}{s.cpu_ms_per_request:>12.2f}")
+    ratio = serve.throughput / floor.throughput if floor.throughput else 0.0
+    print(f"serve/floor throughput: {ratio:.2f}x (target >= 0.70)")
+    print(f"serve p99: {serve.pct(0.99):.1f} ms (target < 50); lost: {missing} (target 0)")
+    print(f"mean latency serve {statistics.fmean(serve.latencies) * 1000:.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
