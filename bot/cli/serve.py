@@ -11,16 +11,20 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import typer
 
 from bot.cli.app import EXIT_OK, EXIT_USAGE, app
-from bot.config import Settings
-from bot.errors import ConfigError
-from bot.llm import LLM
-from bot.queue import JobQueue, JobRecord, JobState
-from bot.worker import GitHubFor, Metrics, WorkerDeps, WorkerPool
+
+# Imported where used: every CLI command loads this module, and the worker stack
+# (githubkit, FastAPI, procrastinate) is slow to import.
+if TYPE_CHECKING:
+    from bot.config import Settings
+    from bot.llm import LLM
+    from bot.queue import JobQueue, JobRecord
+    from bot.worker import GitHubFor, Metrics, WorkerDeps, WorkerPool
 
 SECRET_FILE = "webhook-secret"  # noqa: S105 (a file name, not a secret)
 
@@ -45,6 +49,8 @@ def webhook_secret(settings: Settings) -> tuple[str, Path | None, bool]:
         value = settings.github_webhook_secret.get_secret_value()
         if value:
             return value, None, False
+    from bot.errors import ConfigError
+
     path = settings.data_dir / SECRET_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     created = False
@@ -130,7 +136,7 @@ def _start(
     settings: Settings, workers: int, lease: float, poll: float
 ) -> tuple[JobQueue, Metrics, WorkerPool, WorkerDeps]:
     from bot.queue import open_queue
-    from bot.worker import process_delivery
+    from bot.worker import Metrics, WorkerDeps, WorkerPool, process_delivery
 
     queue = open_queue(settings.queue)
     metrics = Metrics(queue)
@@ -168,6 +174,7 @@ def serve(
 
     import uvicorn
 
+    from bot.config import Settings
     from bot.logs import setup_logging
     from webhooks.app import create_app
 
@@ -217,6 +224,7 @@ def worker(
     """Run workers only, on the configured queue (scale out: many on one PostgreSQL queue)."""
     import logging
 
+    from bot.config import Settings
     from bot.logs import setup_logging
 
     settings = Settings()
@@ -251,7 +259,8 @@ def jobs(
     state: str = typer.Option("", help="Only jobs in this state."),
 ) -> None:
     """List the jobs in the queue, newest first."""
-    from bot.queue import open_queue
+    from bot.config import Settings
+    from bot.queue import JobState, open_queue
 
     settings = Settings()
     try:
