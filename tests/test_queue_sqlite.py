@@ -1,0 +1,114 @@
+"""SQLite specifics: queue URLs, WAL, leases and retries on an injected clock, processes."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.clock import FakeClock
+from bot.errors import ConfigError
+from bot.queue import Delivery, JobState, open_queue
+from bot.queue.sqlite import SqliteQueue
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_queue_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    rel = open_queue("sqlite:///./sub/rel.db")
+    assert isinstance(rel, SqliteQueue) and rel.path == Path("./sub/rel.db")
+    assert (tmp_path / "sub" / "rel.db").exists()
+    rel.close()
+    absolute = open_queue(f"sqlite:///{tmp_path}/abs.db")  # four slashes: absolute
+    assert isinstance(absolute, SqliteQueue) and absolute.path == tmp_path / "abs.db"
+    absolute.close()
+    for bad in ("sqlite:///", "sqlite://x.db", "redis://localhost", "sqlite:///dir/"):
+        with pytest.raises(ConfigError) as info:
+            open_queue(bad)
+        assert info.value.path == "AGENTBOT_QUEUE"
+
+
+def test_wal_and_separate_payloads(tmp_path: Path) -> None:
+    q = SqliteQueue(tmp_path / "q.db")
+    q.enqueue("d-1", "issues", b'{"a": 1}')
+    conn = sqlite3.connect(tmp_path / "q.db")
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("SELECT body FROM payloads").fetchone()[0] == b'{"a": 1}'
+    columns = [r[1] for r in conn.execute("PRAGMA table_info(jobs)")]
+    assert "body" not in columns and "payload" not in columns  # state changes stay small
+    conn.close()
+    q.close()
+
+
+def test_enqueue_many_commits_together_and_dedupes(tmp_path: Path) -> None:
+    q = SqliteQueue(tmp_path / "q.db")
+    fresh = q.enqueue_many(
+        [Delivery("a", "ping", b"{}"), Delivery("b", "ping", b"{}"), Delivery("a", "ping", b"{}")]
+    )
+    assert fresh == [True, True, False]
+    assert q.enqueue_many([]) == []
+    with pytest.raises(ValueError):
+        q.enqueue_many([Delivery("c", "ping", b"{}"), Delivery("", "ping", b"{}")])
+    assert q.get("c") is None  # a bad batch stores nothing
+    q.close()
+
+
+def test_leases_and_retries_follow_the_injected_clock(tmp_path: Path) -> None:
+    clock = FakeClock()
+    q = SqliteQueue(tmp_path / "q.db", clock=clock, max_attempts=2)
+    q.enqueue("d-1", "issues", b"{}")
+    assert q.claim("a", 60) is not None
+    clock.advance(59)
+    assert q.claim("b", 60) is None
+    assert q.heartbeat("d-1", "a", 60)
+    clock.advance(59)
+    assert q.claim("b", 60) is None  # the heartbeat moved the lease
+    clock.advance(2)
+    job = q.claim("b", 60)
+    assert job is not None and job.attempts == 2
+    q.fail("d-1", "flaky", clock.now() + timedelta(seconds=10), worker_id="b")
+    rec = q.get("d-1")
+    assert rec is not None and rec.state is JobState.DEAD  # attempts used up
+    assert rec.received_at == clock.now() - timedelta(seconds=120)
+    q.close()
+
+
+def test_a_second_process_sees_commits_and_waits_for_the_lock(tmp_path: Path) -> None:
+    db = tmp_path / "q.db"
+    q = SqliteQueue(db)
+    script = (
+        "import sys; from bot.queue.sqlite import SqliteQueue\n"
+        "q = SqliteQueue(sys.argv[1])\n"
+        "print('ready', flush=True); sys.stdin.readline()\n"
+        "print(q.enqueue('from-child', 'ping', b'{}'))\n"
+        "job = q.claim('child', 30); print(job.id if job else None)\n"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", script, str(db)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None and child.stdin is not None
+    assert child.stdout.readline().strip() == "ready"
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("BEGIN IMMEDIATE")  # hold the write lock: the child must wait, not fail
+    child.stdin.write("go\n")
+    child.stdin.flush()
+    time.sleep(0.8)
+    assert child.poll() is None
+    conn.execute("COMMIT")
+    out, _ = child.communicate(timeout=30)
+    assert out.split() == ["True", "from-child"]
+    rec = q.get("from-child")
+    assert rec is not None and rec.state is JobState.RUNNING and rec.worker_id == "child"
+    conn.close()
+    q.close()
