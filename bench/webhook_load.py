@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import signal
 import socket
 import sqlite3
@@ -227,6 +228,7 @@ def main() -> None:
     serve_cmd += ["--port", str(port), "--workers", str(args.workers)]
     serve = run_phase(serve_cmd, env, port, args)
     missing = lost(db, serve.acked)
+    shutil.rmtree(tmp, ignore_errors=True)
 
     print(f"clients={args.clients} duration={args.duration:.0f}s workers={args.workers}")
     head = f"{'':8}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'errors':>8}{'lost':>6}"
