@@ -68,7 +68,7 @@ def test_third_party_actions_are_pinned_by_sha() -> None:
 NEEDED = {"contents": "write", "issues": "write", "pull-requests": "write"}
 
 
-@pytest.mark.parametrize("name", ["agent-fix.yml", "implement.yml", "refuel.yml"])
+@pytest.mark.parametrize("name", ["agent-fix.yml", "implement.yml", "refuel.yml", "agentbot.yml"])
 def test_examples_use_the_action_with_least_permissions(name: str) -> None:
     wf = load(ROOT / ".github" / "workflows" / "examples" / name)
     assert wf["on"], "no trigger"

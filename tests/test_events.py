@@ -729,3 +729,24 @@ def test_decide_never_raises_on_mutated_real_payloads(
     as_event = data.draw(st.sampled_from([event, *EVENTS]), label="as_event")
     decision = check_total(as_event, payload, config, data.draw(st.sampled_from(["", "agentbot"])))
     hypothesis.event(type(decision).__name__)
+
+
+def test_workflow_dispatch_from_the_app_runs_the_named_job() -> None:
+    from bot.worker.process import dispatch_inputs
+
+    job = Job(
+        kind=JobKind.FIX_ISSUE, repo="octo/app", number=7, actor="alice", params={"x": 1}
+    )
+    payload = {
+        "inputs": dispatch_inputs(job),
+        "ref": "refs/heads/main",
+        "repository": {"full_name": "octo/app", "default_branch": "main"},
+        "sender": {"login": "agentbot[bot]", "type": "Bot"},
+    }
+    decided = decide("workflow_dispatch", payload, RepoConfig())
+    assert isinstance(decided, Job)
+    assert (decided.kind, decided.number, decided.actor) == (JobKind.FIX_ISSUE, 7, "alice")
+    assert decided.params["x"] == 1
+    bad = dict(payload, inputs={**payload["inputs"], "kind": "format_disk"})
+    ignored = decide("workflow_dispatch", bad, RepoConfig())
+    assert isinstance(ignored, Ignore) and "input kind" in ignored.reason

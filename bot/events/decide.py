@@ -25,7 +25,13 @@ from bot.events.payloads import (
     parse,
     repo_full_name,
 )
-from bot.events.triggers import changed_tasks_md, dispatch_params, implement_path, match_command
+from bot.events.triggers import (
+    changed_tasks_md,
+    dispatch_params,
+    dispatched_job,
+    implement_path,
+    match_command,
+)
 from bot.models import Job, JobKind
 
 BRANCH_PREFIX = "refs/heads/"
@@ -263,7 +269,14 @@ def _workflow_dispatch(action: str, payload: Mapping[str, Any], ctx: _Context) -
     ev = _parse(WorkflowDispatchEvent, "workflow_dispatch", payload)
     if isinstance(ev, Ignore):
         return ev
-    params, problem = dispatch_params(ev.inputs or {})
+    inputs = ev.inputs or {}
+    if inputs.get("kind"):
+        # A job the App's worker handed to Actions (execution mode `actions`): run that job.
+        fields, problem = dispatched_job(inputs)
+        if problem:
+            return _ignore(ev, f"workflow_dispatch: {problem}")
+        return _job(ev, **fields)
+    params, problem = dispatch_params(inputs)
     if problem:
         return _ignore(ev, f"workflow_dispatch: {problem}")
     params = {"trigger": "workflow_dispatch", **params}

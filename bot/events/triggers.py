@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import posixpath
 from collections.abc import Mapping, Sequence
@@ -9,6 +10,7 @@ from typing import Any
 
 from bot.config import Commands
 from bot.events.payloads import Commit
+from bot.models import JobKind
 
 TASKS_MD = "tasks.md"
 COMMAND_NAMES = ("fix", "implement", "cover")
@@ -99,6 +101,38 @@ def dispatch_params(inputs: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
             return {}, f"input max_usd must be a number of dollars above 0, got {max_usd!r}"
         params["max_usd"] = amount
     return params, ""
+
+
+def dispatched_job(inputs: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+    """The Job fields of a run the App dispatched (`kind`, `number`, `ref`, `actor`, `params`).
+
+    Returns `(fields, problem)`; the inputs are the ones `bot.worker.dispatch_inputs` sends.
+    """
+    kind = inputs.get("kind")
+    if kind not in {k.value for k in JobKind}:
+        return {}, f"input kind must be one of {', '.join(k.value for k in JobKind)}, got {kind!r}"
+    number: int | None = None
+    raw_number = inputs.get("number")
+    if raw_number not in (None, ""):
+        number = _integer(raw_number)
+        if number is None or number <= 0:
+            return {}, f"input number must be an issue or PR number, got {raw_number!r}"
+    try:
+        params = json.loads(str(inputs.get("params") or "{}"))
+    except json.JSONDecodeError:
+        return {}, "input params must be a JSON object"
+    if not isinstance(params, dict):
+        return {}, "input params must be a JSON object"
+    params = {**params, "trigger": "workflow_dispatch"}
+    fields = {
+        "kind": JobKind(str(kind)),
+        "actor": str(inputs.get("actor") or ""),
+        "number": number,
+        "ref": str(inputs.get("ref") or ""),
+        "delivery_id": str(inputs.get("delivery_id") or ""),
+        "params": params,
+    }
+    return fields, ""
 
 
 def _integer(value: object) -> int | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -156,8 +157,12 @@ class ImplementRun:
         cap = self.cfg.execution.max_parallel_tasks
         try:
             with ThreadPoolExecutor(max_workers=min(cap, len(batch))) as pool:
+                # Each thread gets a copy of this context, so its log lines keep the job id.
                 futures = {
-                    t.id: pool.submit(self.attempt, trees[t.id], t, session, start) for t in batch
+                    t.id: pool.submit(
+                        contextvars.copy_context().run, self.attempt, trees[t.id], t, session, start
+                    )
+                    for t in batch
                 }
                 outcomes = {tid: f.result() for tid, f in futures.items()}
             for t in batch:  # file order keeps history deterministic
