@@ -734,11 +734,10 @@ def test_decide_never_raises_on_mutated_real_payloads(
 def test_workflow_dispatch_from_the_app_runs_the_named_job() -> None:
     from bot.worker.process import dispatch_inputs
 
-    job = Job(
-        kind=JobKind.FIX_ISSUE, repo="octo/app", number=7, actor="alice", params={"x": 1}
-    )
-    payload = {
-        "inputs": dispatch_inputs(job),
+    job = Job(kind=JobKind.FIX_ISSUE, repo="octo/app", number=7, actor="alice", params={"x": 1})
+    inputs = dispatch_inputs(job)
+    payload: dict[str, Any] = {
+        "inputs": inputs,
         "ref": "refs/heads/main",
         "repository": {"full_name": "octo/app", "default_branch": "main"},
         "sender": {"login": "agentbot[bot]", "type": "Bot"},
@@ -747,6 +746,6 @@ def test_workflow_dispatch_from_the_app_runs_the_named_job() -> None:
     assert isinstance(decided, Job)
     assert (decided.kind, decided.number, decided.actor) == (JobKind.FIX_ISSUE, 7, "alice")
     assert decided.params["x"] == 1
-    bad = dict(payload, inputs={**payload["inputs"], "kind": "format_disk"})
+    bad = dict(payload, inputs={**inputs, "kind": "format_disk"})
     ignored = decide("workflow_dispatch", bad, RepoConfig())
     assert isinstance(ignored, Ignore) and "input kind" in ignored.reason

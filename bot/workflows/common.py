@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from bot.config import Limits, RepoConfig
+from bot.cost import BudgetTracker
 from bot.git import Workspace, clone
 from bot.ports import JobEnv
 from bot.report import PROGRESS_MARKER, Step, StepState, progress_comment
@@ -158,4 +159,17 @@ def repo_context(cfg: RepoConfig) -> dict[str, str]:
         protected_paths=cfg.limits.protected_paths,
         max_changed_lines=cfg.limits.max_changed_lines,
         validation_commands=commands,
+    )
+
+
+def job_budget(env: JobEnv, role: str) -> BudgetTracker:
+    """The one budget every agent of a job spends from (turns, USD, minutes of the config)."""
+    cfg = env.config
+    return BudgetTracker(
+        model=cfg.model_for(role),
+        max_turns=cfg.budget.max_turns,
+        max_usd=cfg.budget.max_usd_per_job,
+        max_minutes=cfg.budget.max_minutes,
+        clock=env.clock,
+        prices=cfg.prices,
     )

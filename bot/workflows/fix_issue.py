@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from bot.agent import run_agent
-from bot.cost import BudgetTracker
 from bot.errors import AgentbotError, AgentError, LimitsExceeded
 from bot.git import Workspace
 from bot.github import Comment, Issue
@@ -27,6 +26,7 @@ from bot.workflows.common import (
     Progress,
     commit_scope,
     commit_type,
+    job_budget,
     limit_violations,
     open_workspace,
     repo_context,
@@ -69,14 +69,7 @@ class _FixFlow:
         self.base_sha = ""
         self.fix_round = 0
         self.title = ""
-        self.budget = BudgetTracker(
-            model=self.cfg.model_for("issue_fixer"),
-            max_turns=self.cfg.budget.max_turns,
-            max_usd=self.cfg.budget.max_usd_per_job,
-            max_minutes=self.cfg.budget.max_minutes,
-            clock=env.clock,
-            prices=self.cfg.prices,
-        )
+        self.budget = job_budget(env, "issue_fixer")
 
     # --- the flow ---------------------------------------------------------------------
 

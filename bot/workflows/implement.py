@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.agent import run_agent
-from bot.cost import BudgetTracker
 from bot.errors import AgentbotError, AgentError, LimitsExceeded
 from bot.git import Workspace
 from bot.models import AgentResult, AgentStatus, Job, JobResult, JobStatus, ValidationReport
@@ -20,7 +19,13 @@ from bot.session import Session
 from bot.tasks_md import Task, TaskPlan, parse_tasks, tick
 from bot.untrusted import fence
 from bot.validation import run_validation
-from bot.workflows.common import open_workspace, repo_context, session_slug, subject_line
+from bot.workflows.common import (
+    job_budget,
+    open_workspace,
+    repo_context,
+    session_slug,
+    subject_line,
+)
 
 TRIES = 3
 CHECKLIST_MARKER = "<!-- agentbot:tasks -->"
@@ -42,14 +47,7 @@ class ImplementRun:
     def __init__(self, job: Job, env: JobEnv) -> None:
         self.job, self.env, self.cfg, self.gh = job, env, env.config, env.github
         self.lock = threading.Lock()  # guards the budget and the job log across [P] threads
-        self.budget = BudgetTracker(
-            model=self.cfg.model_for("implementer"),
-            max_turns=self.cfg.budget.max_turns,
-            max_usd=self.cfg.budget.max_usd_per_job,
-            max_minutes=self.cfg.budget.max_minutes,
-            clock=env.clock,
-            prices=self.cfg.prices,
-        )
+        self.budget = job_budget(env, "implementer")
         self.outcomes: dict[str, TaskOutcome] = {}
         self.tasks_path = ""
         self.plan: TaskPlan | None = None
