@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from bot.llm import LLM
     from bot.queue import JobQueue, JobRecord
     from bot.worker import GitHubFor, Metrics, WorkerDeps, WorkerPool
+    from bot.worker.loop import Intake
 
 SECRET_FILE = "webhook-secret"  # noqa: S105 (a file name, not a secret)
 
@@ -133,7 +134,7 @@ def llm_factory(settings: Settings) -> Callable[[str], LLM]:
 
 
 def _start(
-    settings: Settings, workers: int, lease: float, poll: float
+    settings: Settings, workers: int, lease: float, poll: float, intake: Intake | None = None
 ) -> tuple[JobQueue, Metrics, WorkerPool, WorkerDeps]:
     from bot.queue import open_queue
     from bot.worker import Metrics, WorkerDeps, WorkerPool, process_delivery
@@ -154,6 +155,7 @@ def _start(
         lease_seconds=lease,
         poll_seconds=poll,
         metrics=metrics,
+        intake=intake,
     )
     return queue, metrics, pool, deps
 
@@ -176,6 +178,7 @@ def serve(
 
     from bot.config import Settings
     from bot.logs import setup_logging
+    from bot.worker.loop import Intake
     from webhooks.app import create_app
 
     settings = Settings()
@@ -189,10 +192,13 @@ def serve(
             " webhook settings, or set GITHUB_WEBHOOK_SECRET",
             err=True,
         )
-    queue, metrics, pool, deps = _start(settings, workers, lease_seconds, poll_seconds)
+    # The embedded workers give way to the receiver while deliveries arrive, and wake as
+    # soon as one is stored (bot.worker.loop.Intake).
+    intake = Intake()
+    queue, metrics, pool, deps = _start(settings, workers, lease_seconds, poll_seconds, intake)
     if pool.workers and deps.github_for is None:
         log.warning("no GitHub credentials configured: deliveries are stored, jobs will fail")
-    web = create_app(queue=queue, secret=secret, metrics=metrics, settings=settings)
+    web = create_app(queue=queue, secret=secret, metrics=metrics, settings=settings, intake=intake)
     log.info(
         "serving on http://%s:%d with %d workers, queue %s",
         host,

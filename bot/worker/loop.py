@@ -174,6 +174,49 @@ class _Heartbeat:
             job_id_var.reset(token)
 
 
+class Intake:
+    """What an in-process receiver tells the embedded workers beside it.
+
+    They share one GIL: CPU a worker spends routing a job is CPU the receiver cannot spend
+    acknowledging deliveries. So while deliveries are in flight, a worker about to claim
+    gives way (for at most `max_defer_seconds` per job, so a steady stream slows the
+    workers down but never stops them), and a stored delivery wakes an idle worker at once
+    instead of at its next poll. A 202 matters more than a head start on a job: GitHub
+    gives a delivery 10 s, a job takes seconds to minutes anyway.
+    """
+
+    def __init__(self, max_defer_seconds: float = 1.0, check_seconds: float = 0.01) -> None:
+        self.max_defer_seconds = max_defer_seconds
+        self.check_seconds = check_seconds
+        self.in_flight = 0
+        """Deliveries being received; written by the receiver's event loop only."""
+        self._stored = threading.Event()
+
+    def arrived(self) -> None:
+        """A delivery is being received."""
+        self.in_flight += 1
+
+    def answered(self) -> None:
+        """A delivery was answered."""
+        self.in_flight -= 1
+
+    def stored(self) -> None:
+        """New jobs were committed: wake an idle worker."""
+        self._stored.set()
+
+    def wait_for_work(self, seconds: float) -> None:
+        """Wait until a delivery is stored (since the last wake-up) or `seconds` pass."""
+        # An event, not the clock: the point is to wake the moment a job is stored.
+        if self._stored.wait(seconds):
+            self._stored.clear()
+
+    def give_way(self, clock: Clock, stop: threading.Event) -> None:
+        """Wait while deliveries are in flight, at most `max_defer_seconds`."""
+        deadline = clock.monotonic() + self.max_defer_seconds
+        while self.in_flight > 0 and not stop.is_set() and clock.monotonic() < deadline:
+            clock.sleep(self.check_seconds)
+
+
 class Worker:
     """One worker: claims jobs from `queue` and runs `process` on them."""
 
@@ -190,8 +233,10 @@ class Worker:
         logs: JobLogHandler | None = None,
         retry_base_seconds: float = 30.0,
         retry_max_seconds: float = 1800.0,
+        intake: Intake | None = None,
     ) -> None:
         self.queue = queue
+        self.intake = intake
         self.process = process
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}"
         self.lease_seconds = lease_seconds
@@ -205,8 +250,12 @@ class Worker:
         self._heartbeat.logs = logs
 
     def run(self, stop: threading.Event) -> None:
-        """Work until `stop` is set; idle polls wait `poll_seconds` on the clock."""
+        """Work until `stop` is set; idle polls wait `poll_seconds` (or a stored delivery)."""
         while not stop.is_set():
+            if self.intake is not None:
+                self.intake.give_way(self.clock, stop)
+                if stop.is_set():
+                    break
             try:
                 busy = self.run_once()
             except QueueError as exc:
@@ -217,7 +266,10 @@ class Worker:
                 log.exception("worker %s crashed outside a job", self.worker_id)
                 busy = False
             if not busy and not stop.is_set():
-                self.clock.sleep(self.poll_seconds)
+                if self.intake is not None:
+                    self.intake.wait_for_work(self.poll_seconds)
+                else:
+                    self.clock.sleep(self.poll_seconds)
 
     def run_once(self) -> bool:
         """Claim and finish at most one job; False when none was due."""
@@ -300,6 +352,7 @@ class WorkerPool:
         clock: Clock | None = None,
         metrics: Metrics | None = None,
         prefix: str | None = None,
+        intake: Intake | None = None,
     ) -> None:
         base = prefix or f"{socket.gethostname()}:{os.getpid()}"
         self.log_handler = JobLogHandler(queue)
@@ -313,10 +366,12 @@ class WorkerPool:
                 clock=clock,
                 metrics=metrics,
                 logs=self.log_handler,
+                intake=intake,
             )
             for i in range(size)
         ]
         self.queue = queue
+        self.intake = intake
         self.stop_event = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -333,6 +388,8 @@ class WorkerPool:
     def stop(self, timeout: float | None = None) -> None:
         """Ask every worker to stop after its current job, and wait up to `timeout`."""
         self.stop_event.set()
+        if self.intake is not None:
+            self.intake.stored()  # wake the idle ones now, not at their next poll
         for t in self._threads:
             t.join(timeout)
         logging.getLogger().removeHandler(self.log_handler)
