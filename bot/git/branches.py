@@ -62,7 +62,7 @@ def update_onto(ws: Workspace, base_sha: str) -> None:
 
 def push(ws: Workspace, branch: str, *, force_with_lease: bool) -> None:
     """Push `branch`; leased (so it may rewrite) only if prepare_branch made it ours."""
-    args = ["push", "--porcelain", "origin", f"refs/heads/{branch}:refs/heads/{branch}"]
+    args = ["push", "--porcelain", ws.remote, f"refs/heads/{branch}:refs/heads/{branch}"]
     if force_with_lease and branch in ws.leases:
         # An explicit expected sha, not the tracking ref: a fetch in between can't defeat it.
         args.insert(1, f"--force-with-lease=refs/heads/{branch}:{ws.leases[branch]}")

@@ -36,7 +36,28 @@ IDENTITY = (
 # Commands that talk to the remote: only these get the token. Their hooks are switched off,
 # because a hook is repository code (an agent can write .git/hooks) and would see the token.
 NETWORK_COMMANDS = frozenset({"clone", "fetch", "push", "pull", "ls-remote", "remote"})
-NETWORK_OVERRIDES = ("-c", "core.hooksPath=/dev/null", "-c", "push.gpgSign=false")
+NETWORK_OVERRIDES = (
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "push.gpgSign=false",
+    # Repository config is writable by the agent: no `ext::` transport, no unverified TLS.
+    "-c",
+    "protocol.ext.allow=never",
+    "-c",
+    "http.sslVerify=true",
+    "-c",
+    "core.fsmonitor=false",
+)
+
+# Local config keys an agent could plant to divert the token (proxy, CA, DNS override, URL
+# rewrite, credential helper, includes of other files) or to run code on a network command.
+DANGEROUS_CONFIG = re.compile(
+    r"^(http\..*|https\..*|url\..*|credential.*|include\..*|includeif\..*|protocol\..*"
+    r"|core\.(fsmonitor|hookspath|sshcommand|gitproxy|askpass)|remote\..*\.(proxy|receivepack"
+    r"|uploadpack|vcs|pushurl)|pack\..*|uploadpack\..*|transfer\..*|gpg\..*)$",
+    re.IGNORECASE,
+)
 
 # Hooks run repository code: they inherit no secrets from us.
 _SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)

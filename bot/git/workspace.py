@@ -39,10 +39,25 @@ class Workspace:
         # Only branches prepare_branch chose (ours) get one; other pushes are plain.
         self.leases: dict[str, str] = {}
         self._remote_url = remote_url
-        if token and remote_url is None:
-            # Read now, before an agent could edit .git/config: the token is scoped to it.
+        if remote_url is None:
+            # Read now, before an agent could edit .git/config: network commands go to this
+            # URL (never to whatever `origin` says later) and the token is scoped to it.
             got = self.run(["config", "--get", "remote.origin.url"], check=False).stdout
             self._remote_url = runner.split_credentials(got.strip())[0] or None
+        # An existing checkout may hold persisted credentials (actions/checkout writes an
+        # extraheader): remove them before any agent can read .git/config.
+        self.scrub_config()
+
+    @property
+    def remote(self) -> str:
+        """Where fetch and push go: the origin URL seen when the workspace was opened."""
+        return self._remote_url or "origin"
+
+    def scrub_config(self) -> None:
+        """Unset local config an agent (or a CI step) could use to divert or read the token."""
+        got = self.run(["config", "--local", "--no-includes", "--name-only", "--list"], check=False)
+        for key in {k for k in got.stdout.splitlines() if runner.DANGEROUS_CONFIG.match(k)}:
+            self.run(["config", "--local", "--unset-all", key], check=False)
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.path)!r})"
@@ -66,6 +81,7 @@ class Workspace:
         cmd = list(args)
         config: list[tuple[str, str]] = []
         if runner.subcommand(cmd) in runner.NETWORK_COMMANDS:
+            self.scrub_config()
             cmd = [*runner.NETWORK_OVERRIDES, *cmd]
             if self.token and self._remote_url:
                 config = runner.auth_config(self._remote_url, self.token)
@@ -128,25 +144,27 @@ class Workspace:
     def remote_heads(self) -> dict[str, str]:
         """Every branch on origin: name -> sha (one ls-remote)."""
         heads = {}
-        for line in self.git("ls-remote", "--heads", "origin").splitlines():
+        for line in self.git("ls-remote", "--heads", self.remote).splitlines():
             sha, _, ref = line.partition("\t")
             heads[ref.removeprefix("refs/heads/")] = sha
         return heads
 
     def remote_branch_exists(self, branch: str) -> bool:
         """Whether origin has `branch` (asks the remote, not the tracking refs)."""
-        return bool(self.git("ls-remote", "--heads", "origin", f"refs/heads/{branch}").strip())
+        found = self.git("ls-remote", "--heads", self.remote, f"refs/heads/{branch}")
+        return bool(found.strip())
 
     def fetch(self, ref: str | None = None) -> None:
         """Fetch origin (all branches, pruned), or one branch / ref / sha."""
+        # Explicit refspecs: the remote is a URL, so origin's configured refspec is not used.
         if ref is None:
-            self.git("fetch", "--prune", "origin")
+            self.git("fetch", "--prune", self.remote, "+refs/heads/*:refs/remotes/origin/*")
         elif ref.startswith("refs/"):
-            self.git("fetch", "origin", f"+{ref}:{ref}")
+            self.git("fetch", self.remote, f"+{ref}:{ref}")
         elif len(ref) == 40 and all(c in "0123456789abcdef" for c in ref):
-            self.git("fetch", "origin", ref)
+            self.git("fetch", self.remote, ref)
         else:
-            self.git("fetch", "origin", f"+refs/heads/{ref}:refs/remotes/origin/{ref}")
+            self.git("fetch", self.remote, f"+refs/heads/{ref}:refs/remotes/origin/{ref}")
 
     def checkout(self, ref: str) -> None:
         """Check out a branch or commit."""
