@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,30 @@ def test_every_input_reaches_the_run_step_through_env() -> None:
     env_exprs = " ".join(str(v) for v in run_step["env"].values())
     for name in action["inputs"]:
         assert f"inputs.{name}" in env_exprs, f"input {name} does not reach the run step"
-    assert run_step["run"].strip() == "agentbot run"
+    script = run_step["run"].strip()
+    assert script.splitlines()[-1] == "exec agentbot run"
+    assert run_step["env"]["AGENTBOT_NEUTRAL_EXIT_CODE"] == "0"  # Actions has no neutral
+
+
+def test_run_script_keeps_the_jobs_key_when_the_input_is_empty(tmp_path: Path) -> None:
+    action = load(ROOT / "action.yml")
+    run_step = next(s for s in action["runs"]["steps"] if s.get("id") == "run")
+    script = run_step["run"].replace("exec agentbot run", 'echo "key=$ANTHROPIC_API_KEY"')
+    env = {"PATH": "/usr/bin:/bin", "ANTHROPIC_API_KEY": "from-job-env"}
+    out = subprocess.run(
+        ["bash", "-c", script],
+        env={**env, "AGENTBOT_INPUT_ANTHROPIC_API_KEY": ""},
+        capture_output=True,
+        text=True,
+    )
+    assert out.stdout.strip() == "key=from-job-env"
+    out = subprocess.run(
+        ["bash", "-c", script],
+        env={**env, "AGENTBOT_INPUT_ANTHROPIC_API_KEY": "from-input"},
+        capture_output=True,
+        text=True,
+    )
+    assert out.stdout.strip() == "key=from-input"
 
 
 def test_no_expression_is_inlined_in_a_script() -> None:

@@ -12,8 +12,9 @@ import typer
 from bot.cli._common import build_env, config_or_exit, settings_and_github, usage_error
 from bot.cli.app import EXIT_NEUTRAL, app
 from bot.events import Ignore, decide, repo_full_name
+from bot.events.triggers import dispatch_params
 from bot.guards import check_job
-from bot.jobs import get_handler
+from bot.jobs import NoHandler, get_handler
 from bot.models import JobKind, JobResult
 from bot.report import step_summary
 
@@ -74,6 +75,13 @@ def run(
     max_usd: Annotated[
         str, typer.Option(envvar="AGENTBOT_MAX_USD", help="Refuel: run budget (USD).")
     ] = "",
+    neutral_exit_code: Annotated[
+        int,
+        typer.Option(
+            envvar="AGENTBOT_NEUTRAL_EXIT_CODE",
+            help="Exit code for 'nothing to do' (78; action.yml sets 0: Actions has no neutral).",
+        ),
+    ] = EXIT_NEUTRAL,
 ) -> None:
     """Decide on the Actions event and run its job in the checkout; exit 0, 1 or 78."""
     payload = _payload(event_path)
@@ -88,28 +96,35 @@ def run(
     config = config_or_exit(github, repo, default, config_path)
     decision = decide(event_name, payload, config, default_branch=default)
     if isinstance(decision, Ignore):
-        return _neutral(decision.reason)
+        if decision.reply and decision.number is not None and not dry_run:
+            github.create_comment(repo, decision.number, decision.reply)
+        return _neutral(decision.reason, neutral_exit_code)
     job = decision
     if job.kind == JobKind.REFUEL:
-        params = dict(job.params)
-        for key, value in (("label", label), ("limit", limit), ("max_usd", max_usd)):
-            if value and not params.get(key):
-                params[key] = value
-        job = job.model_copy(update={"params": params})
+        # The action's label/limit/max-usd inputs, checked like workflow_dispatch inputs.
+        given, problem = dispatch_params({"label": label, "limit": limit, "max_usd": max_usd})
+        if problem:
+            raise usage_error(problem)
+        job = job.model_copy(update={"params": {**given, **job.params}})
     refusal = check_job(github, job, config)
     if refusal is not None:
         if refusal.comment and job.number is not None and not dry_run:
             github.create_comment(job.repo, job.number, refusal.comment)
-        return _neutral(refusal.reason)
+        return _neutral(refusal.reason, neutral_exit_code)
+    try:
+        handler = get_handler(job.kind)
+    except NoHandler:
+        return _neutral(f"agentbot cannot run {job.kind.value} jobs yet", neutral_exit_code)
     env = build_env(settings, github, config, checkout=repo_dir, dry_run=dry_run)
-    result = get_handler(job.kind)(job, env)
+    result = handler(job, env)
     _write_outputs(outputs(result))
     _append(os.environ.get("GITHUB_STEP_SUMMARY"), step_summary(result))
     typer.echo(f"agentbot {job.kind.value}: {result.status.value} {result.pr_url or result.error}")
-    raise typer.Exit(result.status.exit_code)
+    code = result.status.exit_code
+    raise typer.Exit(neutral_exit_code if code == EXIT_NEUTRAL else code)
 
 
-def _neutral(reason: str) -> None:
+def _neutral(reason: str, code: int) -> None:
     typer.echo(f"agentbot: nothing to do: {reason}")
     _write_outputs(
         {
@@ -121,4 +136,4 @@ def _neutral(reason: str) -> None:
             "turns": "0",
         }
     )
-    raise typer.Exit(EXIT_NEUTRAL)
+    raise typer.Exit(code)
