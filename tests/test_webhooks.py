@@ -116,13 +116,37 @@ def test_bad_or_missing_signature_is_401_and_stores_nothing(
     assert queue.list() == []
 
 
-@pytest.mark.parametrize("body", [b"{not json", b"", b"\xff\xfe", b"[1, 2]", b'"text"', b"1e999x"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"{not json",
+        b"",
+        b"\xff\xfe",
+        b"[1, 2]",
+        b'"text"',
+        b"1e999x",
+        # broken deep inside values the receiver does not read: still refused
+        b'{"repository": {"full_name": "o/r"}, "issue": {"labels": [1, 2,]}}',
+        b'{"issue": {"body": "bad \\x escape"}}',
+        b'{"issue": {"body": "\xff"}}',
+        b'{"issue": {"n": 01}}',
+        b'{"zen": "ok"} trailing',
+    ],
+)
 def test_invalid_json_with_valid_signature_is_400_and_stores_nothing(
     client: TestClient, queue: SqliteQueue, body: bytes
 ) -> None:
     r = client.post("/webhook", content=body, headers=headers(body))
     assert r.status_code == 400
+    assert r.json()["error"] in ("the body is not valid JSON", "the payload must be a JSON object")
     assert queue.list() == []
+
+
+def test_repo_is_read_from_the_payload(client: TestClient, queue: SqliteQueue) -> None:
+    for i, repository in enumerate([{"full_name": "octo/app"}, {"full_name": 5}, "x", None]):
+        body = json.dumps({"repository": repository, "zen": "z"}).encode()
+        assert client.post("/webhook", content=body, headers=headers(body, delivery=f"r-{i}"))
+    assert [queue.get(f"r-{i}").repo for i in range(4)] == ["octo/app", "", "", ""]  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("drop", ["X-GitHub-Event", "X-GitHub-Delivery"])

@@ -28,7 +28,8 @@ import anyio.to_thread
 from fastapi import FastAPI
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
-from pydantic_core import from_json
+from pydantic_core import SchemaValidator, ValidationError
+from pydantic_core import core_schema as cs
 from starlette.types import Receive, Scope, Send
 
 from bot.config import Settings
@@ -127,20 +128,48 @@ def _error(status: int, message: str, **headers: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status, headers=headers or None)
 
 
+# What the receiver reads of a payload: `repository.full_name`, for the jobs page. The
+# whole body is still checked to be JSON (jiter, pydantic-core's parser, checks every
+# value it skips), but only those two levels become Python objects: about 3x cheaper than
+# json.loads on a 12 KB delivery. Stricter than json.loads: lone surrogates, a BOM and
+# nesting deeper than jiter's limit are refused.
+_SHAPE = SchemaValidator(
+    cs.typed_dict_schema(
+        {
+            "repository": cs.typed_dict_field(
+                cs.union_schema(
+                    [
+                        cs.typed_dict_schema(
+                            {"full_name": cs.typed_dict_field(cs.any_schema(), required=False)},
+                            extra_behavior="ignore",
+                            total=False,
+                        ),
+                        cs.any_schema(),
+                    ]
+                ),
+                required=False,
+            )
+        },
+        extra_behavior="ignore",
+        total=False,
+    )
+)
+
+
 def parse(body: bytes, form: bool) -> tuple[bytes, dict[str, Any]] | str:
-    """(raw JSON, payload) or why the body is refused."""
+    """(raw JSON, the payload's `repository.full_name` part) or why the body is refused."""
     raw = body
     try:
         if form:  # "application/x-www-form-urlencoded" webhooks: payload=<json>
             raw = parse_qs(body.decode(), strict_parsing=True)["payload"][0].encode()
-        # pydantic-core's parser (jiter): about twice as fast as json.loads on a 12 KB
-        # delivery, and stricter (lone surrogates, a BOM, nesting past 200 are refused).
-        payload = from_json(raw)
+        shape: dict[str, Any] = _SHAPE.validate_json(raw)
+    except ValidationError as exc:
+        if exc.errors()[0]["type"] == "dict_type":
+            return "the payload must be a JSON object"
+        return "the body is not valid JSON"
     except (ValueError, KeyError, RecursionError):
         return "the body is not valid JSON"
-    if not isinstance(payload, dict):
-        return "the payload must be a JSON object"
-    return raw, payload
+    return raw, shape
 
 
 class WebhookReceiver:
