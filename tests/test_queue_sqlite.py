@@ -112,3 +112,18 @@ def test_a_second_process_sees_commits_and_waits_for_the_lock(tmp_path: Path) ->
     assert rec is not None and rec.state is JobState.RUNNING and rec.worker_id == "child"
     conn.close()
     q.close()
+
+
+def test_enqueue_many_big_batch_keeps_order_payloads_and_dupes(tmp_path: Path) -> None:
+    q = SqliteQueue(tmp_path / "q.db")
+    q.enqueue("d-7", "ping", b'{"old": 1}')
+    batch = [Delivery(f"d-{i}", "ping", f'{{"i": {i}}}'.encode()) for i in range(1200)]
+    batch.insert(900, Delivery("d-3", "ping", b"{}"))  # a repeat in another statement
+    fresh = q.enqueue_many(batch)
+    assert fresh.count(False) == 2 and not fresh[7] and not fresh[900]
+    assert q.counts()[JobState.QUEUED] == 1200
+    job = q.claim("w", 30)
+    assert job is not None and job.id == "d-7" and job.payload == b'{"old": 1}'
+    job = q.claim("w", 30)
+    assert job is not None and job.id == "d-0" and job.payload == b'{"i": 0}'
+    q.close()
