@@ -101,6 +101,10 @@ def test_examples_use_the_action_with_least_permissions(name: str) -> None:
     assert any(str(s.get("uses", "")).startswith("agentbot/agentbot@") for s in steps)
     for job in wf["jobs"].values():
         assert "permissions" not in job or set(job["permissions"]) <= set(NEEDED)
+    # A workflow-level group would let any later comment cancel a queued run: per job only.
+    assert "concurrency" not in wf
+    checkout = next(s for s in steps if str(s.get("uses", "")).startswith("actions/checkout@"))
+    assert checkout["with"]["persist-credentials"] is False
 
 
 def test_example_triggers_match_the_routes() -> None:

@@ -279,3 +279,28 @@ def test_llm_failure_fails_the_job_loudly(tmp_path: Path) -> None:
         assert result.status == JobStatus.FAILED
         assert "529" in result.error
         assert "agent-failed" in w.gh.labels_on(REPO, 7)
+
+
+def test_a_refused_review_request_does_not_fail_the_job(tmp_path: Path) -> None:
+    with world(tmp_path, fix_script()) as w:
+        seed_issue(w)
+        w.gh.fail_next(
+            "POST",
+            rf"/repos/{REPO}/pulls/\d+/requested_reviewers",
+            422,
+            body={"message": "Reviews may only be requested from collaborators."},
+        )
+        result = fix_issue(job(), w.env())
+        assert result.status == JobStatus.SUCCESS, result.error
+        assert "agent-failed" not in w.gh.labels_on(REPO, 7)
+
+
+def test_a_planted_progress_marker_is_not_taken_over(tmp_path: Path) -> None:
+    with world(tmp_path, fix_script()) as w:
+        seed_issue(w)
+        planted = w.gh.add_comment(REPO, 7, f"{PROGRESS_MARKER} mine now", user="mallory")
+        result = fix_issue(job(), w.env())
+        assert result.status == JobStatus.SUCCESS
+        bodies = {c.id: c.body for c in w.gh.comments_on(REPO, 7)}
+        assert bodies[planted.id] == f"{PROGRESS_MARKER} mine now"
+        assert len(bodies) == 2

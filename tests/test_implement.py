@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from bot.clock import SystemClock
 from bot.models import Job, JobKind, JobStatus
 from bot.workflows.implement import implement
 from tests.e2e import BUGGY_FILES, REPO, World, world
-from tests.fakes.anthropic import RecordedRequest, ScriptedReply, Step, finish, reply, tool_use
+from tests.fakes.anthropic import RecordedRequest, ScriptedReply, finish, reply, tool_use
 from tests.fakes.gitrepo import commits, git, push_files, read_file
 
 pytestmark = pytest.mark.slow
@@ -50,7 +51,7 @@ def _task_of(request: RecordedRequest) -> str:
     return found.group(1)
 
 
-def responder(fail: set[str] = frozenset()) -> Step:  # type: ignore[assignment]
+def responder(fail: Collection[str] = ()) -> Callable[[RecordedRequest], ScriptedReply]:
     """Answer by task: turn 1 creates mod_<task>.py, turn 2 finishes (FAIL for `fail`)."""
 
     def step(request: RecordedRequest) -> ScriptedReply:
@@ -186,3 +187,26 @@ def test_implement_on_a_same_repo_pr_runs_on_its_head(tmp_path: Path) -> None:
         assert result.pr_number == pr.number
         assert w.gh.calls_to("POST", rf"/repos/{REPO}/pulls") == []
         assert "- [x] T001" in (read_file(w.remote, BRANCH, "specs/greet/tasks.md") or "")
+
+
+def test_conflicting_parallel_tasks_fail_alone(tmp_path: Path) -> None:
+    tasks = (
+        "## Phase 1\n- [ ] T001 [P] Edit shared\n- [ ] T002 [P] Edit shared\n- [ ] T003 Create c\n"
+    )
+
+    def step(request: RecordedRequest) -> ScriptedReply:
+        task = _task_of(request)
+        if len(request.json["messages"]) > 1:
+            return reply(finish(summary=f"{task} done"))
+        if task == "T003":
+            return responder()(request)
+        edit = {"command": "create", "path": "shared.py", "file_text": f'WHO = "{task}"\n'}
+        return reply(tool_use("str_replace_based_edit_tool", edit))
+
+    with world(tmp_path, [step] * 10, files=FILES) as w:
+        seed_branch(w, tasks)
+        result = implement(job(), w.env())
+        states = {i["id"]: i["status"] for i in result.items}
+        assert states == {"T001": "done", "T002": "failed", "T003": "done"}
+        assert "conflict" in next(i["detail"] for i in result.items if i["id"] == "T002")
+        assert read_file(w.remote, BRANCH, "shared.py") == 'WHO = "T001"\n'

@@ -10,9 +10,11 @@ import typer
 from bot.cli._common import (
     build_env,
     config_or_exit,
+    git_out,
     parse_issue_ref,
     print_result,
     settings_and_github,
+    usage_error,
 )
 from bot.cli.app import app
 from bot.models import Job, JobKind
@@ -32,6 +34,9 @@ def fix(
 ) -> None:
     """Fix one issue: agent, validation, commit, push, pull request."""
     repo, number = parse_issue_ref(ref)
+    if repo_dir is not None and git_out(repo_dir, "status", "--porcelain"):
+        # The fix resets the checkout to the base branch: never over someone's work.
+        raise usage_error(f"{repo_dir} has uncommitted changes: commit or stash them first")
     settings, github = settings_and_github(repo)
     config = config_or_exit(github, repo, github.default_branch(repo))
     env = build_env(settings, github, config, checkout=repo_dir, dry_run=dry_run)

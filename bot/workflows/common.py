@@ -35,9 +35,14 @@ class Progress:
     posted: list[str] = field(default_factory=list)
 
     def start(self, existing_comments: Sequence[tuple[int, str, str]], bot_login: str = "") -> None:
-        """Reuse our earlier progress comment (a re-run) or create a new one."""
-        for cid, body, _user in existing_comments:
-            if body.startswith(PROGRESS_MARKER):
+        """Reuse our earlier progress comment (a re-run) or create a new one.
+
+        Only a bot's comment is reused (or `bot_login`'s): anyone can post the marker, and
+        the bot must never write its progress into a comment someone else owns.
+        """
+        for cid, body, user in existing_comments:
+            mine = user.endswith("[bot]") or (bot_login and user == bot_login)
+            if body.startswith(PROGRESS_MARKER) and mine:
                 self.comment_id = cid
         self._publish()
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
+
 from bot.agent import run_agent
-from bot.errors import AgentbotError, AgentError, LimitsExceeded
+from bot.errors import AgentbotError, AgentError, GitHubError, LimitsExceeded
 from bot.git import Workspace
 from bot.github import Comment, Issue
 from bot.models import (
@@ -34,6 +36,8 @@ from bot.workflows.common import (
     subject_line,
 )
 
+log = logging.getLogger("agentbot.job")
+
 STEPS = ("Read the issue", "Write a fix", "Validate", "Open the pull request")
 
 
@@ -55,6 +59,10 @@ def fix_issue(job: Job, env: JobEnv) -> JobResult:
         return stop.result
     except AgentbotError as exc:
         return flow.fail(str(exc))
+    except Exception as exc:
+        # A bug of ours must still end the job visibly (comment, label), not at "running".
+        log.exception("fix_issue crashed")
+        return flow.fail(f"internal error: {type(exc).__name__}: {exc}")
 
 
 class _FixFlow:
@@ -252,13 +260,7 @@ class _FixFlow:
             pr = self.gh.create_pull(
                 self.repo, title=title, head=branch, base=base, body=body, draft=draft
             )
-            actor = self.job.actor
-            if (
-                self.cfg.pull_request.reviewers == "initiator"
-                and actor
-                and not actor.endswith("[bot]")
-            ):
-                self.gh.request_reviewers(self.repo, pr.number, [actor])
+            self.request_review(pr.number, pr.user)
         result = result.model_copy(update={"pr_url": pr.html_url, "pr_number": pr.number})
         if failed:
             self.progress.set(STEPS[2], "failed", failed, publish=False)
@@ -270,6 +272,18 @@ class _FixFlow:
             self.progress.set(STEPS[3], "done", pr.html_url, publish=False)
             self.progress.finish(f"Pull request: {pr.html_url}\n\n{usage_line(result)}")
         return result
+
+    def request_review(self, number: int, author: str) -> None:
+        """Ask the initiator to review; a refusal (author, not a collaborator) is only logged."""
+        actor = self.job.actor
+        if self.cfg.pull_request.reviewers != "initiator" or not actor or actor.endswith("[bot]"):
+            return
+        if actor.casefold() == author.casefold():
+            return  # GitHub refuses a review request to the PR's own author
+        try:
+            self.gh.request_reviewers(self.repo, number, [actor])
+        except GitHubError as exc:
+            log.warning("could not request a review from @%s: %s", actor, exc)
 
     # --- outcomes -------------------------------------------------------------------
 

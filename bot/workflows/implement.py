@@ -107,6 +107,7 @@ class ImplementRun:
         if named:
             if not (ws.path / named).is_file():
                 raise AgentbotError(f"tasks file {named!r} not found on the branch")
+            self.inside(ws, named)
             return named
         found = sorted(
             p for p in ws.git("ls-files").splitlines() if p == "tasks.md" or p.endswith("/tasks.md")
@@ -115,11 +116,19 @@ class ImplementRun:
             raise AgentbotError(
                 "no tasks.md on the branch; name one: `/implement path/to/tasks.md`"
             )
+        if found:
+            self.inside(ws, found[0])
         if len(found) > 1:
             raise AgentbotError(
                 f"several tasks.md files ({', '.join(found)}); name one: `/implement {found[0]}`"
             )
         return found[0]
+
+    @staticmethod
+    def inside(ws: Workspace, path: str) -> None:
+        """Refuse a tasks file that resolves outside the workspace (a symlink, `..`)."""
+        if not (ws.path / path).resolve().is_relative_to(ws.path.resolve()):
+            raise _Refused(f"{path} points outside the repository; agentbot will not follow it")
 
     def selection(self, plan: TaskPlan) -> set[str] | None:
         """`--task` / `--phase` narrowing, or everything."""
@@ -168,8 +177,16 @@ class ImplementRun:
                 if outcome.status == "done":
                     tree = trees[t.id]
                     tree.commit(f"wip({t.id})")
-                    ws.git("cherry-pick", "--no-commit", tree.head_sha())
-                    outcome.sha = self.commit_task(ws, tasks_path, t)
+                    picked = ws.run(["cherry-pick", "--no-commit", tree.head_sha()], check=False)
+                    if picked.returncode != 0:
+                        # Two [P] tasks touched the same lines: this one fails, the rest go on.
+                        ws.run(["cherry-pick", "--abort"], check=False)
+                        ws.reset_hard("HEAD")
+                        outcome = TaskOutcome(
+                            t, "failed", "its changes conflict with another [P] task's"
+                        )
+                    else:
+                        outcome.sha = self.commit_task(ws, tasks_path, t)
                 self.outcomes[t.id] = outcome
         finally:
             for path in (tr.path for tr in trees.values()):
@@ -378,4 +395,10 @@ def implement(job: Job, env: JobEnv) -> JobResult:
     except AgentbotError as exc:
         return run.result.model_copy(
             update={"status": JobStatus.FAILED, "error": str(exc), "finished_at": env.clock.now()}
+        )
+    except Exception as exc:
+        env.log.exception("implement crashed")
+        error = f"internal error: {type(exc).__name__}: {exc}"
+        return run.result.model_copy(
+            update={"status": JobStatus.FAILED, "error": error, "finished_at": env.clock.now()}
         )
