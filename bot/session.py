@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from bot.clock import Clock
+from bot.logs import redactor
 from bot.models import AgentResult, AgentStatus, SessionStatusFile
 
 STATUS_FILE = "status.json"
@@ -104,7 +105,9 @@ class Session:
     def append_transcript(self, event: dict[str, Any]) -> None:
         """Append one event (a `ts` is added when missing) as a JSON line."""
         record = event if "ts" in event else {"ts": self.clock.now().isoformat(), **event}
-        line = json.dumps(record, default=_json_default, ensure_ascii=False)
+        # Tool output can quote a secret (a token printed by a test): the transcript is
+        # uploaded as an artifact, so it is redacted like a log line.
+        line = redactor().redact(json.dumps(record, default=_json_default, ensure_ascii=False))
         with self._lock, (self.path / TRANSCRIPT_FILE).open("a", encoding="utf-8") as fh:
             fh.write(line + "\n")
 

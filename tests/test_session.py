@@ -116,3 +116,16 @@ def test_report_is_written(tmp_path: Path, clock: FakeClock) -> None:
     session = Session.create(tmp_path, "job", clock)
     session.write_report("# Report\n\nall good")
     assert (session.path / "report.md").read_text() == "# Report\n\nall good\n"
+
+
+def test_transcript_redacts_registered_secrets(tmp_path: Path) -> None:
+    from bot.logs import redactor
+
+    secret = "s3cr3t-value-registered-for-this-test"
+    redactor().add(secret)
+    session = Session.create(tmp_path, "redact", FakeClock())
+    session.append_transcript({"type": "tool_result", "content": f"token={secret}"})
+    session.append_transcript({"type": "tool_result", "content": "ghp_" + "a" * 36})
+    text = (session.path / "transcript.jsonl").read_text()
+    assert secret not in text and "ghp_aaaa" not in text
+    assert text.count("***") == 2

@@ -19,6 +19,7 @@ from bot.logs import setup_logging
 from bot.models import JobResult
 from bot.ports import JobEnv
 from bot.report import step_summary
+from bot.worker.process import load_config
 
 _REF = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#(?P<number>\d+)$")
 
@@ -62,16 +63,6 @@ def settings_and_github(repo: str) -> tuple[Settings, GitHub]:
     return settings, make(None, repo)
 
 
-def load_repo_config(
-    github: GitHub, repo: str, branch: str, path: str = REPO_CONFIG_PATH
-) -> RepoConfig:
-    """The repository's config from its default branch: never from a PR branch."""
-    text = github.get_file(repo, path, ref=branch)
-    if text is None:
-        return RepoConfig()
-    return RepoConfig.from_text(text, source=f"{path} on {branch}")
-
-
 def build_env(
     settings: Settings,
     github: GitHub,
@@ -96,9 +87,9 @@ def build_env(
 def config_or_exit(
     github: GitHub, repo: str, branch: str, path: str = REPO_CONFIG_PATH
 ) -> RepoConfig:
-    """load_repo_config with a bad config turned into exit 2 naming the key and line."""
+    """load_config with a bad config turned into exit 2 naming the key and line."""
     try:
-        return load_repo_config(github, repo, branch, path)
+        return load_config(github, repo, branch, path)
     except ConfigError as exc:
         raise usage_error(str(exc)) from exc
 

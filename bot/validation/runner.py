@@ -16,8 +16,8 @@ from pathlib import Path
 
 from bot.clock import Clock, SystemClock
 from bot.models import CommandResult
+from bot.tools.shell import scrubbed_env
 
-SECRET_WORDS = ("TOKEN", "KEY", "SECRET")
 KILL_GRACE_SECONDS = 2.0
 OUTPUT_LIMIT = 200_000
 """Characters of output kept in a report (head and tail); parsers see all of it."""
@@ -36,8 +36,9 @@ _NOT_FOUND = (
 
 
 def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
-    """A copy of `env` without variables whose name contains TOKEN, KEY or SECRET."""
-    return {k: v for k, v in env.items() if not any(w in k.upper() for w in SECRET_WORDS)}
+    """A copy of `env` without credentials: the same rule as the agent's bash tool."""
+    # The repository's own tests are as untrusted as the agent: one scrubber for both.
+    return scrubbed_env(env)
 
 
 def first_program(command: str) -> str | None:

@@ -81,12 +81,17 @@ def _payload(record: QueuedJob) -> dict[str, Any] | Ignore:
     return payload
 
 
-def load_config(github: GitHub, repo: str, default_branch: str) -> RepoConfig:
-    """The repository's `.github/agentbot.yml` from its default branch (absent: defaults)."""
-    text = github.get_file(repo, REPO_CONFIG_PATH, ref=default_branch)
+def load_config(
+    github: GitHub, repo: str, default_branch: str, path: str = REPO_CONFIG_PATH
+) -> RepoConfig:
+    """The repository's `.github/agentbot.yml` from its default branch (absent: defaults).
+
+    Never from a PR branch: a pull request must not change the bot's rules (DESIGN §4).
+    """
+    text = github.get_file(repo, path, ref=default_branch)
     if text is None:
         return RepoConfig()
-    return RepoConfig.from_text(text, source=f"{REPO_CONFIG_PATH} on {default_branch}")
+    return RepoConfig.from_text(text, source=f"{path} on {default_branch}")
 
 
 def process_delivery(record: QueuedJob, deps: WorkerDeps) -> JobResult | Ignore:
