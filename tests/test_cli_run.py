@@ -106,3 +106,20 @@ def test_run_with_a_bad_payload_exits_2(tmp_path: Path) -> None:
     proc = subprocess.run([AGENTBOT, "run"], env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "event.json:1" in proc.stderr
+
+
+def test_run_refuses_a_labeller_with_read_permission(tmp_path: Path) -> None:
+    with world(tmp_path, fix_script(), repo_yaml=fast_validation_yaml()) as w:
+        w.gh.set_permission(REPO, "alice", "read")
+        w.gh.add_issue(REPO, number=7, title="add() is wrong", labels=["agent-fix"])
+        checkout = clone_branch(w.remote, "main", tmp_path / "checkout")
+        env = actions_env(tmp_path, w.gh.url, w.llm.base_url, "issues", labeled_payload())
+        env["AGENTBOT_NEUTRAL_EXIT_CODE"] = "0"  # as action.yml sets it
+        proc = subprocess.run(
+            [AGENTBOT, "run"], cwd=checkout, env=env, capture_output=True, text=True, timeout=120
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "alice has read permission" in proc.stdout
+        assert w.llm.requests == []
+        assert w.gh.writes() == []
+        assert "status=neutral" in (tmp_path / "output.txt").read_text()
