@@ -6,6 +6,8 @@ seconds on import), so importing this package stays cheap and pure.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from bot.clock import Clock
 from bot.errors import ConfigError
 from bot.llm.anthropic import AnthropicLLM
@@ -33,25 +35,27 @@ __all__ = [
 
 def make_llm(cfg: LLMProviderConfig, *, clock: Clock | None = None) -> LLM:
     """The adapter for a provider config: Anthropic's API, or an OpenAI-compatible one."""
-    if cfg.provider == "anthropic":
-        return AnthropicLLM(
-            model=cfg.model,
-            api_key=cfg.api_key,
-            base_url=cfg.base_url,
-            clock=clock,
-            max_retries=cfg.max_retries,
-            timeout=float(cfg.timeout),
-            temperature=cfg.temperature,
-        )
-    if not cfg.base_url:
-        raise ConfigError(f"provider {cfg.provider!r} needs a base_url", path="base_url")
-    return OpenAICompatLLM(
+    common = _Common(
         model=cfg.model,
         api_key=cfg.api_key,
-        base_url=cfg.base_url,
         clock=clock,
         max_retries=cfg.max_retries,
         timeout=float(cfg.timeout),
-        provider=cfg.provider,
         temperature=cfg.temperature,
     )
+    if cfg.provider == "anthropic":
+        return AnthropicLLM(base_url=cfg.base_url, **common)
+    if not cfg.base_url:
+        raise ConfigError(f"provider {cfg.provider!r} needs a base_url", path="base_url")
+    return OpenAICompatLLM(base_url=cfg.base_url, provider=cfg.provider, **common)
+
+
+class _Common(TypedDict):
+    """The adapter arguments every provider takes from its config."""
+
+    model: str
+    api_key: str
+    clock: Clock | None
+    max_retries: int
+    timeout: float
+    temperature: float | None

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from bot.clock import Clock, SystemClock
+from bot.clock import Clock
 from bot.llm.port import ContentBlock, Reply, StopReason, TextBlock, ToolUseBlock
-from bot.llm.retry import call_with_retries, sdk_classifier
+from bot.llm.retry import SDKAdapter
 from bot.models import Usage
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ _STOP_REASONS: dict[str, StopReason] = {
 }
 
 
-class AnthropicLLM:
+class AnthropicLLM(SDKAdapter["Message"]):
     """`LLM` on the Messages API; the SDK's own retries are off, tenacity owns them."""
 
     provider = "anthropic"
@@ -43,15 +44,19 @@ class AnthropicLLM:
         cache: bool = True,
         temperature: float | None = None,
     ) -> None:
-        self.model = model
-        self.cache = cache
-        self.temperature = temperature
-        self.max_retries = max_retries
-        self._clock = clock or SystemClock()
         # The SDK is imported here, not at module level: it reads the environment on import.
         import anthropic
         from anthropic.types import Message
 
+        super().__init__(
+            model=model,
+            clock=clock,
+            max_retries=max_retries,
+            temperature=temperature,
+            status_error=anthropic.APIStatusError,
+            connection_error=anthropic.APIConnectionError,
+        )
+        self.cache = cache
         self._message_type = Message
         # An explicit base URL and key keep the SDK from reading ANTHROPIC_* itself.
         self._client = anthropic.Anthropic(
@@ -59,11 +64,6 @@ class AnthropicLLM:
             base_url=base_url or DEFAULT_BASE_URL,
             max_retries=0,
             timeout=timeout,
-        )
-        self._classify = sdk_classifier(
-            status_error=anthropic.APIStatusError,
-            connection_error=anthropic.APIConnectionError,
-            clock=self._clock,
         )
 
     def request_body(
@@ -88,33 +88,16 @@ class AnthropicLLM:
         body["messages"] = messages_out
         return body
 
-    def complete(
-        self,
-        *,
-        system: str,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]],
-        max_tokens: int = 8192,
-    ) -> Reply:
-        """Send one request and return the reply; retries live inside the adapter."""
-        body = self.request_body(
-            system=system, messages=messages, tools=tools, max_tokens=max_tokens
-        )
+    def _prepare(
+        self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], limit: int
+    ) -> Callable[[], Message]:
+        body = self.request_body(system=system, messages=messages, tools=tools, max_tokens=limit)
+        # `post` (the SDK's documented raw-endpoint call) keeps our key order on the wire:
+        # tools, system, messages, the order the API builds its cache prefix in.
+        return lambda: self._client.post("/v1/messages", cast_to=self._message_type, body=body)
 
-        def call() -> Message:
-            # `post` (the SDK's documented raw-endpoint call) keeps our key order on the
-            # wire: tools, system, messages, the order the API builds its cache prefix in.
-            return self._client.post("/v1/messages", cast_to=self._message_type, body=body)
-
-        message = call_with_retries(
-            call,
-            provider=self.provider,
-            model=self.model,
-            clock=self._clock,
-            max_retries=self.max_retries,
-            classify=self._classify,
-        )
-        return reply_from_message(message)
+    def _reply(self, response: Message) -> Reply:
+        return reply_from_message(response)
 
 
 def with_cache_breakpoints(

@@ -8,12 +8,13 @@ blocks become `role: tool` messages, and the reply comes back as the same `Reply
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from bot.clock import Clock, SystemClock
+from bot.clock import Clock
 from bot.errors import LLMError
 from bot.llm.port import ContentBlock, Reply, StopReason, TextBlock, ToolUseBlock
-from bot.llm.retry import call_with_retries, sdk_classifier
+from bot.llm.retry import SDKAdapter
 from bot.llm.schemas import function_tool_schemas
 from bot.models import Usage
 
@@ -33,7 +34,7 @@ INVALID_ARGUMENTS_KEY = "_invalid_arguments"
 so the tool runner reports a schema error to the model instead of the job crashing."""
 
 
-class OpenAICompatLLM:
+class OpenAICompatLLM(SDKAdapter["ChatCompletion"]):
     """`LLM` on `/chat/completions`; the SDK's own retries are off, tenacity owns them."""
 
     def __init__(
@@ -48,64 +49,48 @@ class OpenAICompatLLM:
         provider: str = "openai",
         temperature: float | None = None,
     ) -> None:
-        self.provider = provider
-        self.model = model
-        self.temperature = temperature
-        self.max_retries = max_retries
-        self._clock = clock or SystemClock()
         # The SDK is imported here, not at module level: it reads the environment on import.
         import openai
 
+        self.provider = provider
+        super().__init__(
+            model=model,
+            clock=clock,
+            max_retries=max_retries,
+            temperature=temperature,
+            status_error=openai.APIStatusError,
+            connection_error=openai.APIConnectionError,
+        )
         self._omit = openai.omit
         self._client = openai.OpenAI(
             api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
         )
-        self._classify = sdk_classifier(
-            status_error=openai.APIStatusError,
-            connection_error=openai.APIConnectionError,
-            clock=self._clock,
-        )
 
-    def complete(
-        self,
-        *,
-        system: str,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]],
-        max_tokens: int = 8192,
-    ) -> Reply:
-        """Send one request and return the reply; retries live inside the adapter."""
+    def _prepare(
+        self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], limit: int
+    ) -> Callable[[], ChatCompletion]:
         chat = chat_messages(system, messages)
         functions = function_tool_schemas(tools)
         # OpenAI's own API wants max_completion_tokens (reasoning models refuse max_tokens);
         # the compatible providers (DeepSeek, Perplexity…) know only max_tokens.
         own_api = self.provider == "openai"
-
-        def call() -> ChatCompletion:
-            return self._client.chat.completions.create(
-                model=self.model,
-                messages=cast(Any, chat),
-                tools=cast(Any, functions) if functions else self._omit,
-                max_completion_tokens=max_tokens if own_api else self._omit,
-                max_tokens=self._omit if own_api else max_tokens,
-                temperature=self._omit if self.temperature is None else self.temperature,
-            )
-
-        completion = call_with_retries(
-            call,
-            provider=self.provider,
+        return lambda: self._client.chat.completions.create(
             model=self.model,
-            clock=self._clock,
-            max_retries=self.max_retries,
-            classify=self._classify,
+            messages=cast(Any, chat),
+            tools=cast(Any, functions) if functions else self._omit,
+            max_completion_tokens=limit if own_api else self._omit,
+            max_tokens=self._omit if own_api else limit,
+            temperature=self._omit if self.temperature is None else self.temperature,
         )
-        if not completion.choices:
+
+    def _reply(self, response: ChatCompletion) -> Reply:
+        if not response.choices:
             raise LLMError(
                 f"{self.provider} ({self.model}) returned no choices; "
                 "check that the model serves chat completions",
                 provider=self.provider,
             )
-        return reply_from_completion(completion)
+        return reply_from_completion(response)
 
 
 def chat_messages(system: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
