@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
-from bot.github.core import RestCore, split_repo
+from bot.github.core import RestCore
 
 
 class ChecksAPI(RestCore):
@@ -16,28 +16,15 @@ class ChecksAPI(RestCore):
         self, repo: str, workflow: str, *, ref: str, inputs: dict[str, str]
     ) -> None:
         """Start a `workflow_dispatch` run of `workflow` (file name or id) on `ref`."""
-        owner, name = split_repo(repo)
-        self._call(
-            "POST",
-            lambda h: self._shared.kit.rest.actions.create_workflow_dispatch(
-                owner, name, workflow, ref=ref, inputs=dict(inputs), headers=h
-            ),
-        )
+        endpoint = self._shared.kit.rest.actions.create_workflow_dispatch
+        self._on_repo("POST", repo, endpoint, workflow, ref=ref, inputs=dict(inputs))
 
     def create_check_run(
         self, repo: str, *, name: str, head_sha: str, status: str = "in_progress"
     ) -> int:
         """Create a check run on a commit; returns its id."""
-        owner, repo_name = split_repo(repo)
-        resp = self._call(
-            "POST",
-            lambda h: self._shared.kit.rest.checks.create(
-                owner,
-                repo_name,
-                data=cast(Any, {"name": name, "head_sha": head_sha, "status": status}),
-                headers=h,
-            ),
-        )
+        data = {"name": name, "head_sha": head_sha, "status": status}
+        resp = self._on_repo("POST", repo, self._shared.kit.rest.checks.create, data=data)
         return int(resp.json()["id"])
 
     def update_check_run(
@@ -51,15 +38,9 @@ class ChecksAPI(RestCore):
         summary: str = "",
     ) -> None:
         """Move a check run on (and conclude it when `status` is completed)."""
-        owner, name = split_repo(repo)
         body: dict[str, Any] = {"status": status}
         if conclusion is not None:
             body["conclusion"] = conclusion
         if title or summary:
             body["output"] = {"title": title or summary[:60], "summary": summary or title}
-        self._call(
-            "PATCH",
-            lambda h: self._shared.kit.rest.checks.update(
-                owner, name, check_run_id, data=cast(Any, body), headers=h
-            ),
-        )
+        self._on_repo("PATCH", repo, self._shared.kit.rest.checks.update, check_run_id, data=body)

@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from typing import Any, Literal, NoReturn, Self, cast
-from urllib.parse import urlsplit
 
 import githubkit
 import httpx
@@ -23,7 +22,7 @@ from bot.clock import Clock, SystemClock
 from bot.errors import GitHubError
 from bot.github.auth import AppAuth, TokenAuth
 from bot.github.pacing import WRITE_METHODS, WritePacer
-from bot.github.retry import Backoff, classify
+from bot.github.retry import Backoff, classify, request_of, request_path
 
 log = logging.getLogger("agentbot.github")
 
@@ -207,7 +206,7 @@ class RestCore:
             log.warning(
                 "GitHub %s %s failed (%s %s): retry %d in %.0f s",
                 method,
-                _path(exc),
+                request_path(exc),
                 failure.status or failure.kind,
                 failure.message,
                 state.attempt_number,
@@ -246,7 +245,7 @@ class RestCore:
         self, exc: BaseException, method: str, *, retry_after: float | None = None
     ) -> GitHubError:
         failure = classify(exc, method)
-        request = _request_of(exc)
+        request = request_of(exc)
         url = str(request.url) if request is not None else ""
         if retry_after is not None:
             waited = f" (gave up retrying; try again in {retry_after:.0f} s)"
@@ -254,11 +253,29 @@ class RestCore:
             waited = ""
         what = f"{failure.status} {failure.message}" if failure.status else failure.message
         return GitHubError(
-            f"GitHub {method} {_path(exc)}: {what}{waited}",
+            f"GitHub {method} {request_path(exc)}: {what}{waited}",
             status=failure.status,
             method=method,
             url=url,
             retry_after=retry_after,
+        )
+
+    def _on_repo(
+        self, method: str, repo: str, endpoint: Callable[..., Response[Any]], *args: Any, **kw: Any
+    ) -> Response[Any]:
+        """`endpoint(owner, name, *args, **kw)` through `_call`: one REST call on `repo`."""
+        owner, name = split_repo(repo)
+        return self._call(method, lambda h: endpoint(owner, name, *args, headers=h, **kw))
+
+    def _pages_on(
+        self, repo: str, endpoint: Callable[..., Response[Any]], *args: Any, **kw: Any
+    ) -> Iterator[Any]:
+        """Every item of a paginated list endpoint on `repo`."""
+        owner, name = split_repo(repo)
+        return self._pages(
+            lambda page, h: endpoint(
+                owner, name, *args, per_page=PER_PAGE, page=page, headers=h, **kw
+            )
         )
 
     def _pages(self, send: Callable[[int, dict[str, str]], Response[Any]]) -> Iterator[Any]:
@@ -278,21 +295,3 @@ def _exception(state: RetryCallState) -> BaseException:
     if exc is None:  # pragma: no cover - tenacity only retries on exceptions here
         raise AssertionError("retry without an exception")
     return exc
-
-
-def _request_of(exc: BaseException) -> httpx.Request | None:
-    """The request of a failed attempt, when httpx recorded one."""
-    for candidate in (exc, getattr(exc, "exc", None)):
-        try:
-            request = getattr(candidate, "request", None)
-        except RuntimeError:  # httpx raises when an error carries no request
-            request = None
-        if isinstance(request, httpx.Request):
-            return request
-    return None
-
-
-def _path(exc: BaseException) -> str:
-    """The request path of a failed attempt, for messages (tokens live in headers, not here)."""
-    request = _request_of(exc)
-    return urlsplit(str(request.url)).path if request is not None else "?"

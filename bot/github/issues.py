@@ -7,7 +7,7 @@ from urllib.parse import quote
 from githubkit.utils import UNSET
 
 from bot.errors import GitHubError
-from bot.github.core import PER_PAGE, RestCore, is_missing, list_state, split_repo
+from bot.github.core import RestCore, is_missing, list_state, split_repo
 from bot.github.models import Comment, Issue
 
 
@@ -18,11 +18,9 @@ class IssuesAPI(RestCore):
 
     def get_issue(self, repo: str, number: int) -> Issue:
         """One issue (pull requests too); a missing one is `GitHubError("Issue #N not found")`."""
-        owner, name = split_repo(repo)
+        split_repo(repo)  # a malformed name is refused here, not tagged as this issue's error
         try:
-            resp = self._call(
-                "GET", lambda h: self._shared.kit.rest.issues.get(owner, name, number, headers=h)
-            )
+            resp = self._on_repo("GET", repo, self._shared.kit.rest.issues.get, number)
         except GitHubError as exc:
             if is_missing(exc, 404, 410):
                 raise GitHubError(
@@ -38,58 +36,32 @@ class IssuesAPI(RestCore):
 
     def list_issue_comments(self, repo: str, number: int) -> list[Comment]:
         """All comments of an issue or pull request, oldest first."""
-        owner, name = split_repo(repo)
-        items = self._pages(
-            lambda page, h: self._shared.kit.rest.issues.list_comments(
-                owner, name, number, per_page=PER_PAGE, page=page, headers=h
-            )
-        )
+        items = self._pages_on(repo, self._shared.kit.rest.issues.list_comments, number)
         return [Comment.from_api(c) for c in items]
 
     def create_comment(self, repo: str, number: int, body: str) -> Comment:
         """Post a comment on an issue or pull request."""
-        owner, name = split_repo(repo)
-        resp = self._call(
-            "POST",
-            lambda h: self._shared.kit.rest.issues.create_comment(
-                owner, name, number, body=body, headers=h
-            ),
-        )
-        return Comment.from_api(resp.json())
+        endpoint = self._shared.kit.rest.issues.create_comment
+        return Comment.from_api(self._on_repo("POST", repo, endpoint, number, body=body).json())
 
     def update_comment(self, repo: str, comment_id: int, body: str) -> Comment:
         """Replace a comment's body (the progress comment)."""
-        owner, name = split_repo(repo)
-        resp = self._call(
-            "PATCH",
-            lambda h: self._shared.kit.rest.issues.update_comment(
-                owner, name, comment_id, body=body, headers=h
-            ),
+        endpoint = self._shared.kit.rest.issues.update_comment
+        return Comment.from_api(
+            self._on_repo("PATCH", repo, endpoint, comment_id, body=body).json()
         )
-        return Comment.from_api(resp.json())
 
     def add_labels(self, repo: str, number: int, labels: list[str]) -> None:
         """Add labels (GitHub creates missing ones)."""
-        if not labels:
-            return
-        owner, name = split_repo(repo)
-        self._call(
-            "POST",
-            lambda h: self._shared.kit.rest.issues.add_labels(
-                owner, name, number, labels=list(labels), headers=h
-            ),
-        )
+        if labels:
+            endpoint = self._shared.kit.rest.issues.add_labels
+            self._on_repo("POST", repo, endpoint, number, labels=list(labels))
 
     def remove_label(self, repo: str, number: int, label: str) -> None:
         """Remove a label; a label that is not on the issue is fine."""
-        owner, name = split_repo(repo)
+        endpoint = self._shared.kit.rest.issues.remove_label
         try:
-            self._call(
-                "DELETE",
-                lambda h: self._shared.kit.rest.issues.remove_label(
-                    owner, name, number, quote(label, safe=""), headers=h
-                ),
-            )
+            self._on_repo("DELETE", repo, endpoint, number, quote(label, safe=""))
         except GitHubError as exc:
             if not is_missing(exc, 404):
                 raise
@@ -98,18 +70,11 @@ class IssuesAPI(RestCore):
         self, repo: str, *, labels: list[str] | None = None, state: str = "open"
     ) -> list[Issue]:
         """Issues (not pull requests) having all `labels`, every page."""
-        owner, name = split_repo(repo)
-        wanted = list_state(state)
-        items = self._pages(
-            lambda page, h: self._shared.kit.rest.issues.list_for_repo(
-                owner,
-                name,
-                state=wanted,
-                labels=",".join(labels) if labels else UNSET,
-                per_page=PER_PAGE,
-                page=page,
-                headers=h,
-            )
+        items = self._pages_on(
+            repo,
+            self._shared.kit.rest.issues.list_for_repo,
+            state=list_state(state),
+            labels=",".join(labels) if labels else UNSET,
         )
         issues = (Issue.from_api(i) for i in items)
         return [i for i in issues if not i.is_pull_request]

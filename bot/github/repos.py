@@ -21,14 +21,9 @@ class ReposAPI(RestCore):
 
     def permission(self, repo: str, username: str) -> str:
         """The user's role: none, read, triage, write, maintain or admin (unknown user: none)."""
-        owner, name = split_repo(repo)
+        endpoint = self._shared.kit.rest.repos.get_collaborator_permission_level
         try:
-            resp = self._call(
-                "GET",
-                lambda h: self._shared.kit.rest.repos.get_collaborator_permission_level(
-                    owner, name, username, headers=h
-                ),
-            )
+            resp = self._on_repo("GET", repo, endpoint, username)
         except GitHubError as exc:
             if is_missing(exc, 404):
                 return "none"
@@ -41,8 +36,7 @@ class ReposAPI(RestCore):
 
     def get_repo(self, repo: str) -> Repo:
         """Repository metadata."""
-        owner, name = split_repo(repo)
-        resp = self._call("GET", lambda h: self._shared.kit.rest.repos.get(owner, name, headers=h))
+        resp = self._on_repo("GET", repo, self._shared.kit.rest.repos.get)
         return Repo.from_api(resp.json())
 
     def default_branch(self, repo: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from githubkit.exception import RequestError, RequestFailed
@@ -98,3 +99,21 @@ class Backoff:
         if failure.kind == "secondary":
             return SECONDARY_BASE * 2.0**n
         return min(SERVER_BASE * 2.0**n, SERVER_CAP)
+
+
+def request_of(exc: BaseException) -> httpx.Request | None:
+    """The request of a failed attempt, when httpx recorded one."""
+    for candidate in (exc, getattr(exc, "exc", None)):
+        try:
+            request = getattr(candidate, "request", None)
+        except RuntimeError:  # httpx raises when an error carries no request
+            request = None
+        if isinstance(request, httpx.Request):
+            return request
+    return None
+
+
+def request_path(exc: BaseException) -> str:
+    """The request path of a failed attempt, for messages (tokens live in headers, not here)."""
+    request = request_of(exc)
+    return urlsplit(str(request.url)).path if request is not None else "?"
