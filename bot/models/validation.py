@@ -1,0 +1,86 @@
+"""Command and validation results (seed 003 5)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from bot.models.base import Model
+
+
+class CommandResult(Model):
+    """One shell command's outcome."""
+
+    command: list[str]
+    exit_code: int
+    output: str
+    success: bool
+    duration_seconds: float
+    timed_out: bool = False
+
+
+class TestResult(Model):
+    """Counts parsed from a test runner's output; passed + failed == total."""
+
+    __test__ = False  # not a pytest test class
+
+    passed: bool
+    test_count: int = Field(ge=0)
+    passed_count: int = Field(ge=0)
+    failed_count: int = Field(ge=0)
+    skipped_count: int = Field(default=0, ge=0)
+    failed_tests: list[str] = Field(default_factory=list)
+    output: str = ""
+    duration_seconds: float = 0.0
+    error_message: str | None = None
+
+    @model_validator(mode="after")
+    def _counts_add_up(self) -> TestResult:
+        if self.passed_count + self.failed_count != self.test_count:
+            raise ValueError(
+                f"passed_count {self.passed_count} + failed_count {self.failed_count}"
+                f" != test_count {self.test_count}"
+            )
+        return self
+
+
+GateName = Literal["setup", "format", "lint", "typecheck", "test", "build"]
+GateStatus = Literal["passed", "failed", "skipped", "timed_out"]
+
+
+class QualityGateResult(Model):
+    """One validation stage's outcome."""
+
+    gate_name: GateName
+    status: GateStatus
+    command_result: CommandResult | None = None
+    auto_fixed: bool = False
+    issues_found: list[str] = Field(default_factory=list)
+    warning: str = ""
+    """Why a stage was skipped (tool missing, configured off) or what else to know."""
+
+    @property
+    def passed(self) -> bool:
+        """True only for a stage that ran and passed; skipped is not passed."""
+        return self.status == "passed"
+
+
+class ValidationReport(Model):
+    """The whole pipeline's outcome for one workspace state."""
+
+    profile: str
+    gates: list[QualityGateResult] = Field(default_factory=list)
+    tests: TestResult | None = None
+    new_failures: list[str] = Field(default_factory=list)
+    preexisting_failures: list[str] = Field(default_factory=list)
+    fix_rounds_used: int = 0
+    passed: bool
+    duration_seconds: float = 0.0
+    warnings: list[str] = Field(default_factory=list)
+    """Pipeline-level notes (nothing validated, baseline unavailable); stage notes are on gates."""
+
+    @property
+    def failing_gate(self) -> QualityGateResult | None:
+        """The first stage that failed or timed out, if any."""
+        return next((g for g in self.gates if g.status in ("failed", "timed_out")), None)
