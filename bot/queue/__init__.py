@@ -12,7 +12,6 @@ whose lease lapsed (its worker died) is claimed again; at-least-once, so jobs ar
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -204,28 +203,6 @@ class JobQueue(Protocol):
     def close(self) -> None:
         """Release connections."""
         ...
-
-
-def payload_bytes(payload: bytes | Mapping[str, Any]) -> bytes:
-    """The stored form of a payload: raw bytes as given, a mapping as compact JSON."""
-    if isinstance(payload, bytes | bytearray | memoryview):
-        return bytes(payload)
-    return json.dumps(payload, separators=(",", ":")).encode()
-
-
-def result_json(result: JobResult | None) -> str | None:
-    """Serialize a result for storage."""
-    return result.model_dump_json() if result is not None else None
-
-
-def result_from_json(text: str | None) -> JobResult | None:
-    """Read a stored result; an unreadable one (older schema) reads as None."""
-    if not text:
-        return None
-    try:
-        return JobResult.model_validate_json(text)
-    except ValueError:
-        return None
 
 
 def check_delivery_id(delivery_id: str) -> None:

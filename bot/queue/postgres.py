@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -24,17 +24,8 @@ from psycopg.rows import tuple_row
 from psycopg_pool import ConnectionPool
 
 from bot.errors import QueueError
-from bot.models import JobResult
-from bot.queue import (
-    DEFAULT_MAX_ATTEMPTS,
-    Delivery,
-    JobRecord,
-    JobState,
-    QueuedJob,
-    check_delivery_id,
-    payload_bytes,
-    result_json,
-)
+from bot.queue import DEFAULT_MAX_ATTEMPTS, Delivery, JobState, QueuedJob
+from bot.queue.base import COLUMNS, QueueBase, claimed
 
 QUEUE_NAME = "agentbot"
 TASK_NAME = "agentbot.process_delivery"
@@ -73,11 +64,6 @@ CREATE INDEX IF NOT EXISTS agentbot_job_logs_job ON agentbot_job_logs (job_id, i
 CREATE TABLE IF NOT EXISTS agentbot_running_keys (key text PRIMARY KEY, job_id text NOT NULL);
 """
 
-_COLUMNS = (
-    "delivery_id, event_name, state, attempts, received_at, updated_at, started_at,"
-    " finished_at, next_attempt_at, worker_id, repo, number, kind, decision, error, result"
-)
-
 _DEFER = (
     "SELECT unnest(procrastinate_defer_jobs_v1(ARRAY[ROW(%s, %s, 0, NULL, NULL, %s::jsonb, NULL)"
     "::procrastinate_job_to_defer_v1]))"
@@ -107,7 +93,7 @@ RETURNING job_id
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
 
-class PostgresQueue:
+class PostgresQueue(QueueBase):
     """The shared queue for several workers and machines (see the module docstring)."""
 
     def __init__(
@@ -180,22 +166,8 @@ class PostgresQueue:
 
     # --- the contract -----------------------------------------------------------------------
 
-    def enqueue(
-        self,
-        delivery_id: str,
-        event_name: str,
-        payload: bytes | Mapping[str, Any],
-        *,
-        repo: str = "",
-    ) -> bool:
-        """Store the delivery and defer its procrastinate job in one transaction."""
-        return self.enqueue_many([Delivery(delivery_id, event_name, payload, repo)])[0]
-
-    def enqueue_many(self, deliveries: Sequence[Delivery]) -> list[bool]:
+    def _store(self, rows: Sequence[tuple[Delivery, bytes]]) -> list[bool]:
         """Store deliveries and defer their procrastinate jobs, all in one transaction."""
-        for d in deliveries:
-            check_delivery_id(d.delivery_id)
-        rows = [(d, payload_bytes(d.payload)) for d in deliveries]
         fresh: list[bool] = []
         try:
             with self._pool.connection() as conn, conn.transaction():
@@ -251,16 +223,7 @@ class PostgresQueue:
                 ).fetchone()
         except psycopg.Error as exc:
             raise QueueError(f"PostgreSQL queue: cannot claim: {exc}") from exc
-        return QueuedJob(
-            id=row[0],
-            delivery_id=row[0],
-            event_name=row[1],
-            payload=bytes(body[0]) if body else b"",
-            attempts=row[2],
-            state=JobState.RUNNING,
-            received_at=row[3],
-            worker_id=worker_id,
-        )
+        return claimed(row, body, worker_id)
 
     def _recover_stalled(self, conn: psycopg.Connection[tuple[Any, ...]], lease: float) -> None:
         # Rows of workers long gone (killed processes); their jobs count as stalled below.
@@ -332,17 +295,15 @@ class PostgresQueue:
                 return None
         return ref[0], attempts, status
 
-    def complete(
+    def _complete(
         self,
         job_id: str,
-        result: JobResult | None,
+        state: JobState,
+        result: str | None,
         decision: str,
-        *,
-        worker_id: str | None = None,
-        log: Sequence[str] = (),
+        worker_id: str | None,
+        log: Sequence[str],
     ) -> bool:
-        """`done` with the result, or `ignored` when there is none; `log` lines appended."""
-        state = JobState.DONE if result is not None else JobState.IGNORED
         try:
             with self._pool.connection() as conn, conn.transaction():
                 self._insert_logs(conn, job_id, log)
@@ -356,21 +317,20 @@ class PostgresQueue:
                 conn.execute(
                     "UPDATE agentbot_deliveries SET state = %s, result = %s::jsonb, decision = %s,"
                     " finished_at = now(), updated_at = now() WHERE delivery_id = %s",
-                    (state.value, result_json(result), decision, job_id),
+                    (state.value, result, decision, job_id),
                 )
                 conn.execute("DELETE FROM agentbot_running_keys WHERE job_id = %s", (job_id,))
         except psycopg.Error as exc:
             raise QueueError(f"PostgreSQL queue: cannot complete {job_id}: {exc}") from exc
         return True
 
-    def fail(
+    def _fail(
         self,
         job_id: str,
         error: str,
         retry_at: datetime | None,
-        *,
-        worker_id: str | None = None,
-        log: Sequence[str] = (),
+        worker_id: str | None,
+        log: Sequence[str],
     ) -> bool:
         """Retry through procrastinate at `retry_at`, or bury the job."""
         try:
@@ -427,10 +387,6 @@ class PostgresQueue:
         """Give `key` back if this job holds it."""
         self._q("DELETE FROM agentbot_running_keys WHERE key = %s AND job_id = %s", (key, job_id))
 
-    def append_log(self, job_id: str, line: str) -> None:
-        """Add one line to the job's log."""
-        self.append_logs(job_id, [line])
-
     def append_logs(self, job_id: str, lines: Sequence[str]) -> None:
         """Add lines to the job's log, in order, in one transaction."""
         if not lines:
@@ -452,28 +408,18 @@ class PostgresQueue:
                     [(job_id, line) for line in lines],
                 )
 
-    def list(self, limit: int = 50, state: JobState | None = None) -> list[JobRecord]:
-        """The newest jobs first, without logs."""
-        where = "WHERE state = %s" if state is not None else ""
-        args: tuple[Any, ...] = (JobState(state).value,) if state is not None else ()
-        rows = self._q(
-            f"SELECT {_COLUMNS} FROM agentbot_deliveries {where} ORDER BY seq DESC LIMIT %s",  # noqa: S608
+    def _select(self, column: str | None, value: str | None, limit: int) -> list[Any]:
+        where, args = (f"WHERE {column} = %s", (value,)) if column else ("", ())
+        return self._q(
+            f"SELECT {COLUMNS} FROM agentbot_deliveries {where} ORDER BY seq DESC LIMIT %s",  # noqa: S608
             (*args, limit),
         )
-        return [_record(r) for r in rows]
 
-    def get(self, job_id: str) -> JobRecord | None:
-        """One job with its log lines."""
+    def _log_lines(self, job_id: str) -> list[str]:
         rows = self._q(
-            f"SELECT {_COLUMNS} FROM agentbot_deliveries WHERE delivery_id = %s",  # noqa: S608
-            (job_id,),
-        )
-        if not rows:
-            return None
-        lines = self._q(
             "SELECT line FROM agentbot_job_logs WHERE job_id = %s ORDER BY id", (job_id,)
         )
-        return _record(rows[0]).model_copy(update={"log": [r[0] for r in lines]})
+        return [r[0] for r in rows]
 
     def counts(self) -> dict[JobState, int]:
         """Jobs per state."""
@@ -497,35 +443,3 @@ class PostgresQueue:
         except QueueError:
             pass  # the server is gone; the rows are pruned as stalled later
         self._pool.close()
-
-
-def _result(value: Any) -> JobResult | None:
-    """A stored result (jsonb arrives as a dict); an unreadable one reads as None."""
-    if value is None:
-        return None
-    try:
-        return JobResult.model_validate(value)
-    except ValueError:
-        return None
-
-
-def _record(row: tuple[Any, ...]) -> JobRecord:
-    return JobRecord(
-        id=row[0],
-        delivery_id=row[0],
-        event_name=row[1],
-        state=JobState(row[2]),
-        attempts=row[3],
-        received_at=row[4],
-        updated_at=row[5],
-        started_at=row[6],
-        finished_at=row[7],
-        next_attempt_at=row[8],
-        worker_id=row[9],
-        repo=row[10],
-        number=row[11],
-        kind=row[12],
-        decision=row[13],
-        error=row[14],
-        result=_result(row[15]),
-    )

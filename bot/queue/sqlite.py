@@ -13,26 +13,16 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from bot.clock import Clock, SystemClock
 from bot.errors import QueueError
-from bot.models import JobResult
-from bot.queue import (
-    DEFAULT_MAX_ATTEMPTS,
-    Delivery,
-    JobRecord,
-    JobState,
-    QueuedJob,
-    check_delivery_id,
-    payload_bytes,
-    result_from_json,
-    result_json,
-)
+from bot.queue import DEFAULT_MAX_ATTEMPTS, Delivery, JobState, QueuedJob
+from bot.queue.base import COLUMNS, QueueBase, claimed
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -64,11 +54,6 @@ CREATE INDEX IF NOT EXISTS job_logs_job ON job_logs (job_id, id);
 CREATE TABLE IF NOT EXISTS running_keys (key TEXT PRIMARY KEY, job_id TEXT NOT NULL);
 """
 
-_COLUMNS = (
-    "delivery_id, event_name, state, attempts, received_at, updated_at, started_at,"
-    " finished_at, next_attempt_at, worker_id, repo, number, kind, decision, error, result"
-)
-
 # The oldest due job; each branch is an index lookup on `state`, not a scan of done jobs.
 _CLAIM = """
 UPDATE jobs SET state = 'running', worker_id = :worker, attempts = attempts + 1,
@@ -97,11 +82,7 @@ RETURNING job_id
 """
 
 
-def _ts(value: float | None) -> datetime | None:
-    return datetime.fromtimestamp(value, UTC) if value is not None else None
-
-
-class SqliteQueue:
+class SqliteQueue(QueueBase):
     """The default queue: a single SQLite file (see the module docstring)."""
 
     def __init__(
@@ -176,22 +157,8 @@ class SqliteQueue:
 
     # --- the contract -----------------------------------------------------------------------
 
-    def enqueue(
-        self,
-        delivery_id: str,
-        event_name: str,
-        payload: bytes | Mapping[str, Any],
-        *,
-        repo: str = "",
-    ) -> bool:
-        """Store a delivery durably; False if the delivery id is already stored."""
-        return self.enqueue_many([Delivery(delivery_id, event_name, payload, repo)])[0]
-
-    def enqueue_many(self, deliveries: Sequence[Delivery]) -> list[bool]:
-        """Store several deliveries in one durable transaction (one fsync for all)."""
-        for d in deliveries:
-            check_delivery_id(d.delivery_id)
-        rows = [(d, payload_bytes(d.payload)) for d in deliveries]
+    def _store(self, rows: Sequence[tuple[Delivery, bytes]]) -> list[bool]:
+        """Insert the deliveries in one durable transaction (one fsync for all)."""
         now = self._now()
         fresh: list[bool] = []
         with self._tx(durable=True) as conn:
@@ -220,16 +187,7 @@ class SqliteQueue:
             body = conn.execute(
                 "SELECT body FROM payloads WHERE delivery_id = ?", (row[0],)
             ).fetchone()
-        return QueuedJob(
-            id=row[0],
-            delivery_id=row[0],
-            event_name=row[1],
-            payload=bytes(body[0]) if body else b"",
-            attempts=row[2],
-            state=JobState.RUNNING,
-            received_at=datetime.fromtimestamp(row[3], UTC),
-            worker_id=worker_id,
-        )
+        return claimed(row, body, worker_id)
 
     def heartbeat(self, job_id: str, worker_id: str, lease_seconds: float) -> bool:
         """Extend this worker's lease on the job; False if it is not this worker's any more."""
@@ -267,31 +225,27 @@ class SqliteQueue:
                 conn.execute("DELETE FROM running_keys WHERE job_id = ?", (job_id,))
         return row is not None
 
-    def complete(
+    def _complete(
         self,
         job_id: str,
-        result: JobResult | None,
+        state: JobState,
+        result: str | None,
         decision: str,
-        *,
-        worker_id: str | None = None,
-        log: Sequence[str] = (),
+        worker_id: str | None,
+        log: Sequence[str],
     ) -> bool:
-        """`done` with the result, or `ignored` when there is none; `log` lines appended."""
-        state = JobState.DONE if result is not None else JobState.IGNORED
         sets = "state = :state, result = :result, decision = :decision, finished_at = :now"
-        args = {"state": state.value, "result": result_json(result), "decision": decision}
+        args = {"state": state.value, "result": result, "decision": decision}
         return self._finish(job_id, worker_id, sets, args, log)
 
-    def fail(
+    def _fail(
         self,
         job_id: str,
         error: str,
         retry_at: datetime | None,
-        *,
-        worker_id: str | None = None,
-        log: Sequence[str] = (),
+        worker_id: str | None,
+        log: Sequence[str],
     ) -> bool:
-        """Schedule a retry, or bury the job when there is none or attempts ran out."""
         retry = retry_at.timestamp() if retry_at is not None else None
         sets = (
             "error = :error, next_attempt_at = CASE WHEN :retry IS NULL OR attempts >= :max"
@@ -325,10 +279,6 @@ class SqliteQueue:
         with self._tx() as conn:
             conn.execute("DELETE FROM running_keys WHERE key = ? AND job_id = ?", (key, job_id))
 
-    def append_log(self, job_id: str, line: str) -> None:
-        """Add one line to the job's log."""
-        self.append_logs(job_id, [line])
-
     def append_logs(self, job_id: str, lines: Sequence[str]) -> None:
         """Add lines to the job's log, in order, in one transaction."""
         if not lines:
@@ -340,35 +290,25 @@ class SqliteQueue:
                 [(job_id, now, line) for line in lines],
             )
 
-    def _records(self, where: str, args: tuple[Any, ...], limit: int) -> list[JobRecord]:
+    def _select(self, column: str | None, value: str | None, limit: int) -> list[Any]:
+        where, args = (f"WHERE {column} = ?", (value,)) if column else ("", ())
         try:
-            rows = (
+            return (
                 self._conn()
                 .execute(
-                    f"SELECT {_COLUMNS} FROM jobs {where} ORDER BY rowid DESC LIMIT ?",  # noqa: S608
+                    f"SELECT {COLUMNS} FROM jobs {where} ORDER BY rowid DESC LIMIT ?",  # noqa: S608
                     (*args, limit),
                 )
                 .fetchall()
             )
         except sqlite3.Error as exc:
             raise QueueError(f"cannot read the queue {self.path}: {exc}") from exc
-        return [_record(row) for row in rows]
 
-    def list(self, limit: int = 50, state: JobState | None = None) -> list[JobRecord]:
-        """The newest jobs first, without logs."""
-        if state is None:
-            return self._records("", (), limit)
-        return self._records("WHERE state = ?", (JobState(state).value,), limit)
-
-    def get(self, job_id: str) -> JobRecord | None:
-        """One job with its log lines."""
-        found = self._records("WHERE delivery_id = ?", (job_id,), 1)
-        if not found:
-            return None
-        lines = self._conn().execute(
+    def _log_lines(self, job_id: str) -> list[str]:
+        rows = self._conn().execute(
             "SELECT line FROM job_logs WHERE job_id = ? ORDER BY id", (job_id,)
         )
-        return found[0].model_copy(update={"log": [r[0] for r in lines]})
+        return [r[0] for r in rows]
 
     def counts(self) -> dict[JobState, int]:
         """Jobs per state."""
@@ -391,25 +331,3 @@ class SqliteQueue:
                 conn.close()
             self._conns.clear()
         self._local = threading.local()
-
-
-def _record(row: sqlite3.Row | tuple[Any, ...]) -> JobRecord:
-    return JobRecord(
-        id=row[0],
-        delivery_id=row[0],
-        event_name=row[1],
-        state=JobState(row[2]),
-        attempts=row[3],
-        received_at=datetime.fromtimestamp(row[4], UTC),
-        updated_at=datetime.fromtimestamp(row[5], UTC),
-        started_at=_ts(row[6]),
-        finished_at=_ts(row[7]),
-        next_attempt_at=_ts(row[8]),
-        worker_id=row[9],
-        repo=row[10],
-        number=row[11],
-        kind=row[12],
-        decision=row[13],
-        error=row[14],
-        result=result_from_json(row[15]),
-    )
