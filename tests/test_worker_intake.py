@@ -115,12 +115,12 @@ def test_only_post_webhook_takes_the_short_path(queue: SqliteQueue) -> None:
 def test_an_unexpected_error_is_503_never_500(
     queue: SqliteQueue, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import webhooks.app
+    import webhooks.receiver
 
     def boom(payload: object) -> str:
         raise TypeError("a bug")
 
-    monkeypatch.setattr(webhooks.app, "repo_full_name", boom)
+    monkeypatch.setattr(webhooks.receiver, "repo_full_name", boom)
     intake = Intake()
     client = TestClient(
         create_app(queue=queue, secret=SECRET, intake=intake), raise_server_exceptions=False

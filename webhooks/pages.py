@@ -1,0 +1,130 @@
+"""The jobs page (`GET /`) and one job as JSON (`GET /jobs/{id}`)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from html import escape
+from urllib.parse import quote
+
+import anyio.to_thread
+from fastapi import FastAPI
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+
+from bot.errors import QueueError
+from bot.queue import JobQueue, JobRecord, JobState
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def add_pages(app: FastAPI, queue: JobQueue, server_url: str) -> None:
+    """Route `GET /jobs/{job_id}` and the jobs page `GET /` on `app`."""
+
+    @app.get("/jobs/{job_id}")
+    async def job_json(job_id: str) -> Response:
+        """One job, with its log, as JSON."""
+        try:
+            record = await anyio.to_thread.run_sync(queue.get, job_id)
+        except QueueError as exc:
+            return _error(503, str(exc))
+        if record is None:
+            return _error(404, "no such job")
+        return JSONResponse(record.model_dump(mode="json"))
+
+    @app.get("/")
+    async def jobs_page(state: str = "", limit: int = 100) -> Response:
+        """The jobs page: newest first, optionally one state."""
+        try:
+            wanted = JobState(state) if state else None
+        except ValueError:
+            return HTMLResponse(_page("<p>Unknown state.</p>", {}), status_code=400)
+        limit = max(1, min(limit, 500))
+        try:
+            jobs = await anyio.to_thread.run_sync(lambda: queue.list(limit, wanted))
+            counts = await anyio.to_thread.run_sync(queue.counts)
+        except QueueError as exc:
+            return HTMLResponse(_page(f"<p>Queue unavailable: {escape(str(exc))}</p>", {}), 503)
+        now = datetime.now(UTC)
+        return HTMLResponse(_page(_table(jobs, now, server_url), counts))
+
+
+_STYLE = """
+body{font:14px system-ui,sans-serif;margin:1.5rem;color:#1f2328}
+table{border-collapse:collapse;width:100%}
+th,td{padding:.35rem .6rem;border-bottom:1px solid #d0d7de;text-align:left;vertical-align:top}
+th{background:#f6f8fa}code{font-size:12px}
+.s-done{color:#1a7f37}.s-failed,.s-dead{color:#cf222e}.s-running{color:#9a6700}
+.s-ignored,.s-queued{color:#656d76}nav a{margin-right:.8rem}
+"""
+
+
+def _age(then: datetime, now: datetime) -> str:
+    seconds = max(0, int((now - then).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def _row(job: JobRecord, now: datetime, server_url: str) -> str:
+    link = f"/jobs/{quote(job.id, safe='')}"
+    target = ""
+    if job.repo and job.number is not None:
+        url = f"{server_url}/{quote(job.repo, safe='/')}/issues/{job.number}"
+        target = f'<a href="{escape(url)}">{escape(job.repo)}#{job.number}</a>'
+    outcome = job.error or job.decision
+    if job.result is not None:
+        outcome = f"{job.result.status.value}: {job.result.summary or job.result.error}"
+    cells = [
+        f'<a href="{escape(link)}"><code>{escape(job.id[:13])}</code></a>',
+        f'<span class="s-{escape(job.state.value)}">{escape(job.state.value)}</span>',
+        escape(job.event_name),
+        escape(job.repo),
+        target,
+        escape(job.kind),
+        f"${job.cost_usd:.2f}",
+        str(job.attempts),
+        escape(_age(job.received_at, now)),
+        escape(outcome),
+    ]
+    cls = f"job s-{escape(job.state.value)}"
+    return (
+        f'<tr class="{cls}" data-job-id="{escape(job.id)}">'
+        + "".join(f"<td>{c}</td>" for c in cells)
+        + "</tr>"
+    )
+
+
+def _table(jobs: list[JobRecord], now: datetime, server_url: str) -> str:
+    if not jobs:
+        return "<p>No jobs yet.</p>"
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in (
+            "Job",
+            "State",
+            "Event",
+            "Repo",
+            "Issue/PR",
+            "Kind",
+            "Cost",
+            "Tries",
+            "Age",
+            "Outcome",
+        )
+    )
+    rows = "".join(_row(j, now, server_url) for j in jobs)
+    return f'<table id="jobs"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+
+
+def _page(content: str, counts: dict[JobState, int]) -> str:
+    nav = " ".join(
+        f'<a href="/?state={s.value}">{s.value} ({counts.get(s, 0)})</a>' for s in JobState
+    )
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta http-equiv="refresh" content="15"><title>agentbot jobs</title>'
+        f"<style>{_STYLE}</style></head><body><h1>agentbot jobs</h1>"
+        f'<nav><a href="/">all</a> {nav}</nav>{content}</body></html>'
+    )
