@@ -16,8 +16,7 @@ from bot.clock import FakeClock
 from bot.events import Ignore
 from bot.queue import JobState, QueuedJob
 from bot.queue.sqlite import SqliteQueue
-from bot.worker import Worker, WorkerPool
-from bot.worker.loop import Intake
+from bot.worker import Intake, Worker, WorkerPool
 from webhooks.app import create_app, signature
 
 SECRET = "intake-secret"

@@ -22,8 +22,7 @@ from starlette.types import Receive, Scope, Send
 from bot.config import Settings
 from bot.errors import QueueError
 from bot.queue import JobQueue
-from bot.worker import Metrics
-from bot.worker.loop import Intake
+from bot.worker import Intake, Metrics
 from webhooks.pages import add_pages
 from webhooks.receiver import MAX_BODY, GroupCommit, WebhookReceiver, signature, verify_signature
 

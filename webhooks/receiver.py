@@ -23,8 +23,7 @@ from starlette.types import Receive, Scope, Send
 
 from bot.events import repo_full_name
 from bot.queue import Delivery, JobQueue, check_delivery_id
-from bot.worker import Metrics
-from bot.worker.loop import Intake
+from bot.worker import Intake, Metrics
 
 log = logging.getLogger("agentbot.webhooks")
 

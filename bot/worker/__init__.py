@@ -1,5 +1,6 @@
 """Workers: claim stored deliveries, route them, run or dispatch their jobs, record results."""
 
+from bot.worker.intake import Intake
 from bot.worker.loop import JobLogHandler, Process, Worker, WorkerPool, retry_delay
 from bot.worker.metrics import Metrics
 from bot.worker.process import (
@@ -19,6 +20,7 @@ __all__ = [
     "DISPATCHED",
     "NO_CREDENTIALS",
     "GitHubFor",
+    "Intake",
     "JobFailure",
     "JobLogHandler",
     "Metrics",
