@@ -12,13 +12,14 @@ import jsonschema
 import pytest
 
 from bot.clock import FakeClock
-from bot.github import AppAuth
-from tests.fakes.github import DEFAULT_TOKEN, FakeGitHub, app_key, fake_github
+from tests.fakes.github import DEFAULT_TOKEN, FakeGitHub, fake_github
+
+# The same seeded repository as the behaviour tests: the shapes checked here are theirs.
+from tests.test_fake_github import REPO, app_jwt, seeded
 
 SCHEMAS = json.loads(
     (Path(__file__).parent / "data" / "openapi" / "schemas.json").read_text(encoding="utf-8")
 )["endpoints"]
-REPO = "octo/app"
 
 
 @pytest.fixture(scope="module")
@@ -36,23 +37,6 @@ def http(gh: FakeGitHub) -> Iterator[httpx.Client]:
     headers = {"Authorization": f"Bearer {DEFAULT_TOKEN}", "Accept": "application/vnd.github+json"}
     with httpx.Client(base_url=gh.url, headers=headers) as client:
         yield client
-
-
-def seeded(gh: FakeGitHub) -> dict[str, int]:
-    """A repository with an issue, a comment, a pull request, a check run and an App."""
-    gh.add_repo(REPO, files={"README.md": "# app\n", "src/app.py": "print('hi')\n"})
-    issue = gh.add_issue(REPO, title="Crash", labels=["bug"], assignees=["octocat"]).number
-    comment = gh.add_comment(REPO, issue, "It crashes").id
-    pull = gh.add_pull(REPO, head="feature", title="Feature", user="hubot").number
-    gh.set_permission(REPO, "maintainer", "maintain")
-    gh.install_app("octo", app_id=11, installation_id=22)
-    return {"issue": issue, "comment": comment, "pull": pull}
-
-
-def app_jwt(gh: FakeGitHub) -> dict[str, str]:
-    assert gh.clock is not None
-    token = AppAuth("11", app_key("agentbot").private_pem).jwt(gh.clock.now())
-    return {"Authorization": f"Bearer {token}"}
 
 
 def forbidden_comment(http: httpx.Client, gh: FakeGitHub, issue: int) -> httpx.Response:

@@ -6,8 +6,7 @@ import fnmatch
 import re
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, replace
 
 from bot.config import Limits, RepoConfig
 from bot.cost import BudgetTracker
@@ -32,7 +31,6 @@ class Progress:
     steps: list[Step]
     comment_id: int | None = None
     footer: str = ""
-    posted: list[str] = field(default_factory=list)
 
     def start(self, existing_comments: Sequence[tuple[int, str, str]], bot_login: str = "") -> None:
         """Reuse our earlier progress comment (a re-run) or create a new one.
@@ -64,7 +62,6 @@ class Progress:
 
     def _publish(self) -> None:
         body = progress_comment(self.title, self.steps, footer=self.footer)
-        self.posted.append(body)
         if self.env.dry_run:
             return
         gh = self.env.github
@@ -149,11 +146,6 @@ def _glob_match(path: str, pattern: str) -> bool:
 def session_slug(repo: str, what: str) -> str:
     """A filesystem-safe slug for a session folder."""
     return re.sub(r"[^A-Za-z0-9._-]+", "-", f"{repo}-{what}").strip("-")
-
-
-def relative(paths: Sequence[Path | str]) -> list[str]:
-    """Paths as sorted POSIX strings."""
-    return sorted({Path(p).as_posix() for p in paths})
 
 
 def repo_context(cfg: RepoConfig) -> dict[str, str]:

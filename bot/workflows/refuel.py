@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 from bot.config import RepoConfig
 from bot.errors import AgentbotError
@@ -97,7 +98,7 @@ def refuel(
         budget = cfg.budget.model_copy(
             update={"max_usd_per_job": min(cfg.budget.max_usd_per_job, remaining)}
         )
-        sub_env = _with_config(env, cfg.model_copy(update={"budget": budget}))
+        sub_env = replace(env, config=cfg.model_copy(update={"budget": budget}))
         sub = run_fix(
             Job(
                 kind=JobKind.FIX_ISSUE,
@@ -145,9 +146,3 @@ def refuel(
             "finished_at": env.clock.now(),
         }
     )
-
-
-def _with_config(env: JobEnv, cfg: RepoConfig) -> JobEnv:
-    from dataclasses import replace
-
-    return replace(env, config=cfg)
