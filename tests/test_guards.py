@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.config import RepoConfig
-from bot.github import Issue
+from bot.models.github import Issue
 from bot.guards import check_job, check_open, check_permission, is_allowed_bot
 from bot.models import Job, JobKind
 

@@ -3,7 +3,7 @@
 from bot.github.auth import AppAuth, InstallationToken, TokenAuth
 from bot.github.client import GitHub
 from bot.github.core import AppTokenError
-from bot.github.models import Comment, Issue, PullRequest, Repo
+from bot.models.github import Comment, Issue, PullRequest, Repo
 from bot.github.pacing import WritePacer
 
 __all__ = [

@@ -8,7 +8,7 @@ from githubkit.utils import UNSET
 
 from bot.errors import GitHubError
 from bot.github.core import RestCore, is_missing, list_state, split_repo
-from bot.github.models import Comment, Issue
+from bot.models.github import Comment, Issue
 
 
 class IssuesAPI(RestCore):

@@ -6,7 +6,7 @@ from githubkit.utils import UNSET
 
 from bot.errors import GitHubError
 from bot.github.core import RestCore, is_missing, list_state
-from bot.github.models import PullRequest
+from bot.models.github import PullRequest
 
 
 class PullsAPI(RestCore):

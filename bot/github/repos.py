@@ -11,7 +11,7 @@ from githubkit.utils import UNSET
 
 from bot.errors import GitHubError
 from bot.github.core import ROLES, RestCore, is_missing, split_repo
-from bot.github.models import Repo
+from bot.models.github import Repo
 
 
 class ReposAPI(RestCore):

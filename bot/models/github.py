@@ -1,4 +1,4 @@
-"""The few GitHub objects agentbot reads, parsed once from REST payloads."""
+"""The few GitHub objects agentbot reads, parsed once from REST payloads (vocabulary: no I/O)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,8 @@ class Issue(_Model):
     assignees: list[str] = []
     html_url: str = ""
     is_pull_request: bool = False
+    comments: int = 0
+    """How many comments it has (lets a workflow skip listing none)."""
 
     @classmethod
     def from_api(cls, data: dict[str, Any]) -> Issue:
@@ -49,6 +51,7 @@ class Issue(_Model):
             assignees=[_login(a) for a in data.get("assignees") or [] if _login(a)],
             html_url=data.get("html_url") or "",
             is_pull_request="pull_request" in data and data["pull_request"] is not None,
+            comments=int(data.get("comments") or 0),
         )
 
 
