@@ -89,6 +89,8 @@ class Labels(_Section):
     tdd: str = "agent-tdd"
     failed: str = "agent-failed"
     needs_info: str = "agent-needs-info"
+    security_review: str = "agent-security-review"
+    """Set on a pull request whose agent raised a security concern (seed 004 gate)."""
 
 
 class Commands(_Section):

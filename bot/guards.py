@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from bot.config import PERMISSION_RANK, RepoConfig
-from bot.github import Issue
 from bot.models import Job
+from bot.models.github import Issue
 
 TELL_FROM = "triage"
 """The weakest role that is told, by a comment, why its request was refused."""
@@ -82,12 +82,16 @@ def check_permission(
 
 def check_open(github: GuardGitHub, repo: str, number: int) -> Refusal | None:
     """Refuse when the issue or pull request is closed or locked now."""
-    issue = github.get_issue(repo, number)
+    return open_refusal(github.get_issue(repo, number))
+
+
+def open_refusal(issue: Issue) -> Refusal | None:
+    """Why work on `issue` must not start (closed or locked), or None."""
     what = "pull request" if issue.is_pull_request else "issue"
     if issue.state != "open":
-        return Refusal(reason=f"{what} #{number} is {issue.state}")
+        return Refusal(reason=f"{what} #{issue.number} is {issue.state}")
     if issue.locked:
-        return Refusal(reason=f"{what} #{number} is locked")
+        return Refusal(reason=f"{what} #{issue.number} is locked")
     return None
 
 

@@ -1,12 +1,19 @@
-"""Text for people: PR bodies, progress comments, step summaries; pure functions of data."""
+"""Text for people: commits, PR titles and bodies, comments, step summaries; pure functions."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from bot.models import JobResult, JobStatus, ValidationReport
+from bot.tasks_md import TaskPlan
+
+TEST_PATH = re.compile(
+    r"(^|/)(tests?|spec|__tests__)/|(^|/)test_[^/]*\.py$|_test\.(py|go)$|\.(test|spec)\.[jt]sx?$|_spec\.rb$"
+)
+"""Paths that hold tests, in the usual layouts of Python, Go, JS/TS and Ruby."""
 
 PROGRESS_MARKER = "<!-- agentbot:progress -->"
 """Hidden marker that identifies our sticky progress comment, so re-runs edit, not add."""
@@ -82,6 +89,114 @@ def _files(files: Sequence[str]) -> str:
     return "\n".join(f"- `{f}`" for f in files)
 
 
+# --- commits and pull requests -----------------------------------------------------------
+
+
+def commit_type(labels: Sequence[str]) -> str:
+    """Conventional commit type from the issue's labels."""
+    names = {label.lower() for label in labels}
+    if "bug" in names:
+        return "fix"
+    if names & {"enhancement", "feature"}:
+        return "feat"
+    if names & {"docs", "documentation"}:
+        return "docs"
+    return "fix"
+
+
+def commit_scope(files: Sequence[str]) -> str:
+    """A scope when every non-test file shares one top-level folder, else none."""
+    tops = {f.split("/", 1)[0] for f in files if "/" in f and not TEST_PATH.search(f)}
+    loose = [f for f in files if "/" not in f and not TEST_PATH.search(f)]
+    return tops.pop() if len(tops) == 1 and not loose else ""
+
+
+def subject_line(text: str, limit: int = 72) -> str:
+    """First line of `text`, trimmed to `limit` characters for a commit subject."""
+    line = text.strip().splitlines()[0] if text.strip() else "update"
+    line = line.rstrip(".")
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def fix_commit_message(
+    *, number: int, summary: str, title: str, labels: Sequence[str], files: Sequence[str]
+) -> str:
+    """The IssueFixer's one commit: `type(scope): subject`, the summary, `Fixes #N`."""
+    scope = commit_scope(files)
+    head = f"{commit_type(labels)}({scope})" if scope else commit_type(labels)
+    subject = f"{head}: {subject_line(summary or title, 60)}"
+    return f"{subject}\n\n{summary}\n\nFixes #{number}\n"
+
+
+def task_type(description: str) -> str:
+    """Conventional type from a task's text when obvious, else feat."""
+    first = description.lower().split()[0] if description.split() else ""
+    if first in {"test", "tests", "add tests", "write"} or "test" in first:
+        return "test"
+    if first in {"fix", "repair"}:
+        return "fix"
+    if first in {"document", "docs", "update readme"}:
+        return "docs"
+    if first in {"refactor", "rename", "extract"}:
+        return "refactor"
+    return "feat"
+
+
+def task_commit_message(task_id: str, description: str) -> str:
+    """One Implementer task's commit: `type(T012): task text`."""
+    return f"{task_type(description)}({task_id}): {subject_line(description, 60)}"
+
+
+def implement_pr_title(branch: str) -> str:
+    """The title of a pull request the Implementer opens for `branch`."""
+    return f"feat: implement {branch.rsplit('/', 1)[-1]}"
+
+
+def session_commit_message(session: str) -> str:
+    """The commit that adds a session folder under `.agents-work/` (seed 004)."""
+    return f"chore(agents): session artifacts {session}\n"
+
+
+CHECKLIST_MARKER = "<!-- agentbot:tasks -->"
+
+TaskState = tuple[str, str]
+"""(status, detail) of one task: done, failed or skipped, and why."""
+
+
+def checklist_body(
+    plan: TaskPlan, states: Mapping[str, TaskState], *, tries: int, concerns: Sequence[str] = ()
+) -> str:
+    """The Implementer PR body: the whole task list with its state, failures explained."""
+    lines = [CHECKLIST_MARKER, "## Tasks", ""]
+    for t in plan.tasks:
+        status, detail = states.get(t.id, ("", ""))
+        if t.done or status == "done":
+            lines.append(f"- [x] {t.id} {t.description}")
+        elif status == "failed":
+            lines.append(
+                f"- [ ] {t.id} {t.description} — ❌ failed after {tries} tries: {detail[:200]}"
+            )
+        elif status == "skipped":
+            lines.append(f"- [ ] {t.id} {t.description} — ⏭️ skipped: {detail}")
+        else:
+            lines.append(f"- [ ] {t.id} {t.description}")
+    if concerns:
+        lines += ["", *security_section(concerns)]
+    return "\n".join(lines) + "\n"
+
+
+def security_section(concerns: Sequence[str]) -> list[str]:
+    """The PR body section naming the agents' security concerns (seed 004 gate)."""
+    return [
+        "## ⚠️ Security review needed",
+        "",
+        "The agent raised these concerns; this pull request stays a draft until a person"
+        " has looked:",
+        "",
+        *(f"- {_cell(c)}" for c in concerns),
+    ]
+
+
 def fix_pr_body(result: JobResult) -> str:
     """The body of an IssueFixer pull request."""
     number = result.job.number
@@ -91,6 +206,8 @@ def fix_pr_body(result: JobResult) -> str:
         "## Summary",
         result.summary or "_No summary given._",
     ]
+    if result.security_concerns:
+        parts.append("\n".join(security_section(result.security_concerns)))
     if result.root_cause:
         parts += ["## Root cause", result.root_cause]
     parts += [
@@ -103,6 +220,13 @@ def fix_pr_body(result: JobResult) -> str:
         f"_Opened by agentbot for @{result.job.actor}._" if result.job.actor else "",
     ]
     return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def pr_footer(result: JobResult, *, failed: str = "") -> str:
+    """The progress comment's last words once the pull request is open."""
+    if failed:
+        return f"Opened a draft PR {result.pr_url} for review: {failed}.\n\n{usage_line(result)}"
+    return f"Pull request: {result.pr_url}\n\n{usage_line(result)}"
 
 
 def progress_comment(title: str, steps: Sequence[Step], *, footer: str = "") -> str:

@@ -13,6 +13,7 @@ from bot.clock import Clock, FakeClock
 from bot.config import RepoConfig
 from bot.llm import AnthropicLLM
 from bot.ports import JobEnv
+from bot.ports.recording import dry_run as recording
 from tests.fakes.anthropic import FakeAnthropic, Step
 from tests.fakes.github import FakeGitHub
 from tests.fakes.gitrepo import make_github_remote, server_url
@@ -66,7 +67,7 @@ class World:
     ) -> JobEnv:
         """A JobEnv wired to the fakes; `clock` (default the fake one) drives budgets and logs."""
         cfg = config or RepoConfig.from_text(fast_validation_yaml())
-        return JobEnv(
+        env = JobEnv(
             github=self.gh.client(clock=self.clock),
             config=cfg,
             llm_factory=lambda model: AnthropicLLM(
@@ -74,10 +75,10 @@ class World:
             ),
             data_dir=self.tmp / "data",
             server_url=server_url(self.tmp / "server"),
-            dry_run=dry_run,
             clock=clock or self.clock,
             echo=self.echoed.append,
         )
+        return recording(env) if dry_run else env
 
     def llm_requests_text(self) -> str:
         """Every request body the fake LLM received, as one string."""

@@ -304,3 +304,90 @@ def test_a_planted_progress_marker_is_not_taken_over(tmp_path: Path) -> None:
         bodies = {c.id: c.body for c in w.gh.comments_on(REPO, 7)}
         assert bodies[planted.id] == f"{PROGRESS_MARKER} mine now"
         assert len(bodies) == 2
+
+
+# --- seed 004 gates and session artifacts -------------------------------------------------
+
+
+def gated_script(**gates: object) -> list[Step]:
+    """The happy-path fix, finishing OK with these `gates`."""
+    script = fix_script()
+    script[-1] = reply(
+        finish(summary="add() now adds", root_cause="subtraction", gates=dict(gates)),
+        usage=usage(1300, 70),
+    )
+    return script
+
+
+def test_definition_of_done_unmet_is_not_ok_whatever_the_status(tmp_path: Path) -> None:
+    with world(tmp_path, gated_script(meets_definition_of_done=False)) as w:
+        seed_issue(w)
+        result = fix_issue(job(), w.env())
+        assert result.status == JobStatus.FAILED
+        assert "definition of done unmet" in result.error
+        assert w.gh.pulls(REPO) == []
+        assert "agent-failed" in w.gh.labels_on(REPO, 7)
+        assert "definition of done" in w.gh.comments_on(REPO, 7)[0].body
+
+
+def test_security_concern_makes_a_labelled_draft_naming_it(tmp_path: Path) -> None:
+    concern = "the fix trusts user input in eval()"
+    with world(tmp_path, gated_script(security_concerns=[concern])) as w:
+        seed_issue(w)
+        result = fix_issue(job(), w.env())
+        assert result.status == JobStatus.SUCCESS, result.error
+        (create,) = w.gh.calls_to("POST", rf"/repos/{REPO}/pulls$")
+        assert create.json["draft"] is True
+        assert concern in create.json["body"] and "Security review" in create.json["body"]
+        assert "agent-security-review" in w.gh.labels_on(REPO, result.pr_number or 0)
+        assert result.security_concerns == [concern]
+
+
+def test_needs_review_requests_one_even_when_reviewers_are_off(tmp_path: Path) -> None:
+    off = fast_validation_yaml("pull_request:\n  reviewers: none\n")
+    with world(tmp_path, gated_script(needs_review=True) + fix_script()) as w:
+        seed_issue(w)
+        result = fix_issue(job(), w.env(RepoConfig.from_text(off)))
+        assert result.status == JobStatus.SUCCESS, result.error
+        (asked,) = w.gh.calls_to("POST", rf"/repos/{REPO}/pulls/\d+/requested_reviewers")
+        assert asked.json["reviewers"] == ["alice"]
+
+
+def test_reviewers_off_and_no_review_needed_asks_nobody(tmp_path: Path) -> None:
+    off = fast_validation_yaml("pull_request:\n  reviewers: none\n")
+    with world(tmp_path, fix_script()) as w:
+        seed_issue(w)
+        result = fix_issue(job(), w.env(RepoConfig.from_text(off)))
+        assert result.status == JobStatus.SUCCESS, result.error
+        assert w.gh.calls_to("POST", rf"/repos/{REPO}/pulls/\d+/requested_reviewers") == []
+
+
+def test_session_artifacts_are_committed_when_configured(tmp_path: Path) -> None:
+    cfg = fast_validation_yaml("commit_session_artifacts: true\n")
+    with world(tmp_path, fix_script()) as w:
+        seed_issue(w)
+        result = fix_issue(job(), w.env(RepoConfig.from_text(cfg)))
+        assert result.status == JobStatus.SUCCESS, result.error
+        history = commits(w.remote, BRANCH, base="main")
+        assert [c.subject.split(":")[0] for c in history] == [
+            "chore(agents)",
+            "fix",
+        ]  # newest first
+        checkout = clone_branch(w.remote, BRANCH, tmp_path / "fresh")
+        (session,) = (checkout / ".agents-work").iterdir()
+        assert {p.name for p in session.iterdir()} == {
+            "status.json",
+            "report.md",
+            "transcript.jsonl",
+        }
+        assert '"current_state": "DONE"' in (session / "status.json").read_text()
+        # the artifacts are not part of the change the limits judge
+        assert ".agents-work" not in " ".join(result.files_changed)
+
+
+def test_session_artifacts_stay_local_by_default(tmp_path: Path) -> None:
+    with world(tmp_path, fix_script()) as w:
+        seed_issue(w)
+        assert fix_issue(job(), w.env()).status == JobStatus.SUCCESS
+        checkout = clone_branch(w.remote, BRANCH, tmp_path / "fresh")
+        assert not (checkout / ".agents-work").exists()

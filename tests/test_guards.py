@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from bot.config import RepoConfig
-from bot.models.github import Issue
 from bot.guards import check_job, check_open, check_permission, is_allowed_bot
 from bot.models import Job, JobKind
+from bot.models.github import Issue
 
 
 class Recording:

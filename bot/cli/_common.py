@@ -18,6 +18,7 @@ from bot.github import GitHub
 from bot.logs import setup_logging
 from bot.models import JobResult
 from bot.ports import JobEnv
+from bot.ports.recording import dry_run as recording
 from bot.report import step_summary
 from bot.worker.process import load_config
 
@@ -72,16 +73,16 @@ def build_env(
     dry_run: bool,
 ) -> JobEnv:
     """The JobEnv for one job run from the CLI or the Action."""
-    return JobEnv(
+    env = JobEnv(
         github=github,
         config=config,
         llm_factory=llm_factory(settings),
         data_dir=settings.data_dir.resolve(),
         server_url=settings.github_server_url,
-        dry_run=dry_run,
         checkout=checkout.resolve() if checkout else None,
         echo=typer.echo,
     )
+    return recording(env) if dry_run else env
 
 
 def config_or_exit(

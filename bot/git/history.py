@@ -120,6 +120,19 @@ def cherry_pick(ws: Workspace, sha: str) -> str:
     raise ws.error(args, got, operation="cherry-pick", recoverable=False, hint=hint)
 
 
+def apply_changes(ws: Workspace, sha: str) -> None:
+    """`cherry-pick --no-commit`; a conflict is undone (tree back at HEAD) and raised."""
+    args = ["cherry-pick", "--no-commit", sha]
+    got = ws.run(args, check=False)
+    if got.returncode == 0:
+        return
+    conflicted = conflicted_paths(ws)
+    ws.run(["cherry-pick", "--abort"], check=False)
+    ws.git("reset", "--hard", "--quiet", "HEAD")
+    hint = f"conflict in {', '.join(conflicted)}; changes not applied" if conflicted else ""
+    raise ws.error(args, got, operation="cherry-pick", recoverable=False, hint=hint)
+
+
 def conflicted_paths(ws: Workspace) -> list[str]:
     """Unmerged paths after a failed merge or cherry-pick."""
     out = ws.git("diff", "--name-only", "--diff-filter=U", "-z")

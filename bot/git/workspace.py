@@ -173,6 +173,18 @@ class Workspace:
         """Check out a branch or commit."""
         self.git("checkout", ref)
 
+    def switch(self, branch: str, *, at: str) -> None:
+        """Check out local `branch`, created or moved to `at` (its local commits dropped)."""
+        self.git("checkout", "--quiet", "-B", branch, at)
+
+    def delete_branch(self, branch: str) -> None:
+        """Delete local `branch` if it exists (never the remote one)."""
+        self.git("branch", "-D", branch, check=False)
+
+    def tracked_files(self) -> list[str]:
+        """Every path git tracks at HEAD and in the index."""
+        return [p for p in self.git("ls-files", "-z").split("\0") if p]
+
     def prepare_branch(self, preferred: str, *, base: str) -> str:
         """Check out the branch to work on and return its name (DESIGN §6).
 
@@ -245,6 +257,13 @@ class Workspace:
     def cherry_pick(self, sha: str) -> str:
         """Apply commit `sha` onto HEAD, return the new sha; a conflict is aborted and raised."""
         return history.cherry_pick(self, sha)
+
+    def apply_changes(self, sha: str) -> None:
+        """Bring commit `sha`'s changes into the working tree, uncommitted.
+
+        A conflict leaves the tree as it was and raises GitError(recoverable=False).
+        """
+        history.apply_changes(self, sha)
 
     def reset_hard(self, ref: str, *, clean: bool = False) -> None:
         """Point the branch at `ref` and discard local changes (untracked files too if `clean`)."""

@@ -3,8 +3,8 @@
 from bot.github.auth import AppAuth, InstallationToken, TokenAuth
 from bot.github.client import GitHub
 from bot.github.core import AppTokenError
-from bot.models.github import Comment, Issue, PullRequest, Repo
 from bot.github.pacing import WritePacer
+from bot.models.github import Comment, Issue, PullRequest, Repo
 
 __all__ = [
     "AppAuth",

@@ -80,6 +80,8 @@ class JobResult(Model):
     turns: int = 0
     started_at: datetime = Field(default_factory=utcnow)
     finished_at: datetime | None = None
+    security_concerns: list[str] = Field(default_factory=list)
+    """What the agents flagged for a security review (seed 004 gate): the PR stays a draft."""
     items: list[dict[str, Any]] = Field(default_factory=list)
     """Sub-results: tasks of an implement run, issues of a refuel run, cycles of a TDD run."""
 

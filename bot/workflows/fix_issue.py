@@ -1,14 +1,19 @@
-"""DESIGN §8.1: a labelled issue becomes a validated pull request (or a clear comment why not)."""
+"""DESIGN §8.1: a labelled issue becomes a validated pull request (or a clear comment why not).
+
+The story, one named step each: read the issue → prepare the branch → write the fix →
+validate → publish (commit, push) → open the pull request. Every write goes through
+`env.github` and `env.push`, so a dry run is the same story told to recorders.
+"""
 
 from __future__ import annotations
 
 import logging
 
-from bot.agent import run_agent
 from bot.errors import AgentbotError, AgentError, GitHubError, LimitsExceeded
 from bot.git import Workspace
-from bot.github import Comment, Issue
+from bot.guards import open_refusal
 from bot.models import (
+    AgentOutput,
     AgentResult,
     AgentStatus,
     Job,
@@ -16,25 +21,34 @@ from bot.models import (
     JobStatus,
     ValidationReport,
 )
+from bot.models.github import Comment, Issue
 from bot.ports import JobEnv
-from bot.report import Step, failure_comment, fix_pr_body, needs_info_comment, usage_line
+from bot.report import (
+    Step,
+    failure_comment,
+    fix_commit_message,
+    fix_pr_body,
+    needs_info_comment,
+    pr_footer,
+)
 from bot.roles import FIXER, ISSUE_FIXER, Role
 from bot.roles.fixer import build_task as build_repair_task
 from bot.roles.issue_fixer import IssueComment
 from bot.roles.issue_fixer import build_task as build_fix_task
 from bot.session import Session
-from bot.validation import run_validation
-from bot.workflows.common import (
-    Progress,
-    commit_scope,
-    commit_type,
+from bot.workflows.agents import (
+    commit_session,
+    concerns,
     job_budget,
-    limit_violations,
-    open_workspace,
-    repo_context,
-    session_slug,
-    subject_line,
+    open_session,
+    run_role,
+    unmet,
+    wants_review,
 )
+from bot.workflows.limits import limit_violations
+from bot.workflows.progress import Progress
+from bot.workflows.validate import validate
+from bot.workflows.workspace import open_workspace
 
 log = logging.getLogger("agentbot.job")
 
@@ -73,25 +87,51 @@ class _FixFlow:
         self.repo, self.number = job.repo, job.number or 0
         self.result = JobResult(job=job, status=JobStatus.FAILED, started_at=env.clock.now())
         self.progress: Progress | None = None
-        self.ws: Workspace | None = None
-        self.base_sha = ""
+        self.budget = job_budget(env, "issue_fixer")
+        self.outputs: list[AgentOutput] = []
         self.fix_round = 0
         self.title = ""
-        self.budget = job_budget(env, "issue_fixer")
+        self._ws: Workspace | None = None
+        self._session: Session | None = None
+        self.comments: list[Comment] = []
+        self.base_sha = self.base = self.branch = ""
 
-    # --- the flow ---------------------------------------------------------------------
+    @property
+    def ws(self) -> Workspace:
+        """The workspace, once the branch is prepared."""
+        assert self._ws is not None, "the workspace is opened by prepare_branch"
+        return self._ws
+
+    @property
+    def session(self) -> Session:
+        """The session folder, once the agent step has started."""
+        assert self._session is not None, "the session is opened by write_fix"
+        return self._session
+
+    # --- the story ----------------------------------------------------------------------
 
     def run(self) -> JobResult:
+        issue = self.read_issue()
+        self.prepare_branch()
+        self.write_fix(issue)
+        report = self.validate()
+        if not report.passed:
+            return self.validation_failed(issue, report)
+        self.publish(issue)
+        return self.open_pr(issue, draft=self.cfg.pull_request.draft)
+
+    # --- steps ----------------------------------------------------------------------------
+
+    def read_issue(self) -> Issue:
+        """The issue and its comments; the progress comment goes up (nothing if not fixable)."""
         issue = self.gh.get_issue(self.repo, self.number)
         if issue.is_pull_request:
-            return self.neutral(f"#{self.number} is a pull request, not an issue")
-        if issue.state != "open" or issue.locked:
-            return self.neutral(
-                f"issue #{self.number} is {'locked' if issue.locked else issue.state}"
-            )
+            raise _Stop(self.neutral(f"#{self.number} is a pull request, not an issue"))
+        if refusal := open_refusal(issue):
+            raise _Stop(self.neutral(refusal.reason))
         comments = self.gh.list_issue_comments(self.repo, self.number)
         self.progress = Progress(
-            self.env,
+            self.gh,
             self.repo,
             self.number,
             f"agentbot is working on #{self.number}",
@@ -99,68 +139,122 @@ class _FixFlow:
         )
         self.progress.set(STEPS[0], "done", publish=False)
         self.progress.set(STEPS[1], "running", publish=False)
-        self.progress.start([(c.id, c.body, c.user) for c in comments])
+        self.progress.start(comments)
+        self.comments = comments
+        return issue
 
+    def prepare_branch(self) -> None:
+        """Workspace at the default branch, our branch on it, reset to the base."""
         default = self.gh.default_branch(self.repo)
-        ws = self.ws = open_workspace(self.env, self.repo, f"issue-{self.number}")
+        ws = self._ws = open_workspace(self.env, self.repo, f"issue-{self.number}")
         ws.fetch()
-        base = f"origin/{default}"
-        base_sha = self.base_sha = ws.git("rev-parse", base).strip()
-        branch = ws.prepare_branch(
-            f"{self.cfg.pull_request.branch_prefix}fix-issue-{self.number}", base=base
+        self.base = default
+        self.base_sha = ws.rev(f"origin/{default}")
+        self.branch = ws.prepare_branch(
+            f"{self.cfg.pull_request.branch_prefix}fix-issue-{self.number}",
+            base=f"origin/{default}",
         )
-        self.result = self.result.model_copy(update={"branch": branch})
+        self.result = self.result.model_copy(update={"branch": self.branch})
         # A reused branch already holds an earlier attempt: start the fix again from the base.
-        ws.reset_hard(base_sha)
+        ws.reset_hard(self.base_sha)
 
-        session = Session.create(
-            self.env.data_dir, session_slug(self.repo, f"issue-{self.number}"), self.env.clock
-        )
-        agent = self.agent(ISSUE_FIXER, self.task_text(issue, comments), session)
+    def write_fix(self, issue: Issue) -> None:
+        """The IssueFixer agent; its answer is checked against the gates and the limits."""
+        self._session = open_session(self.env, self.repo, f"issue-{self.number}")
+        agent = self.agent(ISSUE_FIXER, self.task_text(issue, self.comments))
         output = agent.output
         if output is None:
-            return self.fail(f"the agent gave no valid answer: {agent.message}")
+            raise _Stop(self.fail(f"the agent gave no valid answer: {agent.message}"))
         self.result = self.result.model_copy(
             update={"summary": output.summary, "root_cause": output.root_cause}
         )
         if output.status == AgentStatus.NEEDS_INFO:
-            return self.needs_info(output.question or output.summary)
+            raise _Stop(self.needs_info(output.question or output.summary))
         if output.status != AgentStatus.OK:
-            return self.fail(f"the agent stopped with {output.status.value}: {output.summary}")
-        if not ws.has_changes():
-            return self.fail("the agent finished without changing any file")
-        self.check_limits(base_sha)
+            raise _Stop(
+                self.fail(f"the agent stopped with {output.status.value}: {output.summary}")
+            )
+        if problem := unmet(output):
+            raise _Stop(self.fail(problem))
+        if not self.ws.has_changes():
+            raise _Stop(self.fail("the agent finished without changing any file"))
+        self.check_limits()
+        assert self.progress is not None
         self.progress.set(STEPS[1], "done", publish=False)
 
+    def validate(self) -> ValidationReport:
+        """The repository's validation, with Fixer rounds; the limits hold after them too."""
+        assert self.progress is not None
         self.progress.set(STEPS[2], "running")
-        report = run_validation(
-            ws.path,
-            self.cfg.validation,
-            data_dir=self.env.data_dir,
-            base_sha=base_sha,
-            fix=True,
-            fix_callback=lambda failing: self.repair(failing, session),
-            clock=self.env.clock,
-        )
+        report = validate(self.env, self.ws, self.base_sha, self.repair)
         self.result = self.result.model_copy(update={"validation": report})
-        self.check_limits(base_sha)
-        files = ws.changed_files(base_sha)
+        self.check_limits()
+        files = self.ws.changed_files(self.base_sha)
         self.result = self.result.model_copy(update={"files_changed": files})
-        if not report.passed:
-            gate = report.failing_gate
-            reason = f"validation failed at the {gate.gate_name if gate else 'test'} stage"
-            if self.cfg.pull_request.draft_on_failure:
-                self.commit_and_push(issue, branch, files)
-                return self.open_pr(issue, branch, default, draft=True, failed=reason)
-            if not self.env.dry_run:
-                self.commit_and_push(issue, branch, files)  # keep the work on the branch
-            return self.fail(reason)
-        self.progress.set(STEPS[2], "done", publish=False)
+        if report.passed:
+            self.progress.set(STEPS[2], "done", publish=False)
+        return report
 
-        self.commit_and_push(issue, branch, files)
-        return self.open_pr(issue, branch, default, draft=self.cfg.pull_request.draft)
+    def validation_failed(self, issue: Issue, report: ValidationReport) -> JobResult:
+        """Keep the work on the branch; a draft PR when configured, else a failure comment."""
+        gate = report.failing_gate
+        reason = f"validation failed at the {gate.gate_name if gate else 'test'} stage"
+        self.publish(issue)
+        if self.cfg.pull_request.draft_on_failure:
+            return self.open_pr(issue, draft=True, failed=reason)
+        return self.fail(reason)
 
-    # --- steps ----------------------------------------------------------------------
+    def publish(self, issue: Issue) -> None:
+        """One conventional commit with `Fixes #N` (and the session, if asked), pushed."""
+        message = fix_commit_message(
+            number=self.number,
+            summary=self.result.summary,
+            title=issue.title,
+            labels=issue.labels,
+            files=self.result.files_changed,
+        )
+        self.ws.commit(message)
+        self.title = message.splitlines()[0]
+        self.result = self.result.model_copy(update={"summary": self.result.summary or self.title})
+        if self.cfg.commit_session_artifacts:
+            commit_session(self.ws, self.session)
+        self.env.push(self.ws, self.branch)
+
+    def open_pr(self, issue: Issue, *, draft: bool, failed: str = "") -> JobResult:
+        """Open our PR, or update it when a re-run finds it; ask for the reviews it needs."""
+        assert self.progress is not None
+        flagged = concerns(self.outputs)
+        self.result = self.result.model_copy(update={"security_concerns": flagged})
+        result = self.finished(JobStatus.FAILED if failed else JobStatus.SUCCESS, error=failed)
+        body = fix_pr_body(result)
+        title = self.title or f"fix: {issue.title}"
+        owner = self.repo.split("/")[0]
+        existing = self.gh.list_pulls(self.repo, head=f"{owner}:{self.branch}", state="open")
+        if existing:
+            pr = self.gh.update_pull(self.repo, existing[0].number, title=title, body=body)
+        else:
+            pr = self.gh.create_pull(
+                self.repo,
+                title=title,
+                head=self.branch,
+                base=self.base,
+                body=body,
+                draft=draft or bool(flagged),
+            )
+            self.request_review(pr.number, pr.user)
+        result = result.model_copy(update={"pr_url": pr.html_url, "pr_number": pr.number})
+        if flagged:
+            self.gh.add_labels(self.repo, pr.number, [self.cfg.labels.security_review])
+        if failed:
+            self.progress.set(STEPS[2], "failed", failed, publish=False)
+            self.progress.finish(pr_footer(result, failed=failed))
+            self.label(self.cfg.labels.failed)
+        else:
+            self.progress.set(STEPS[3], "done", pr.html_url, publish=False)
+            self.progress.finish(pr_footer(result))
+        return result
+
+    # --- helpers ----------------------------------------------------------------------------
 
     def task_text(self, issue: Issue, comments: list[Comment]) -> str:
         """The IssueFixer's task: the issue and its human comments, fenced as data."""
@@ -179,104 +273,49 @@ class _FixFlow:
             comments=human,
         )
 
-    def agent(self, role: Role, task: str, session: Session) -> AgentResult:
-        """Run one agent; its usage lands in the job's shared budget."""
-        assert self.ws is not None
-        llm = self.env.llm_factory(self.cfg.model_for(role.name.value))
+    def agent(self, role: Role, task: str) -> AgentResult:
+        """Run one agent; its usage lands in the job's budget, its answer in `outputs`."""
         try:
-            return run_agent(
-                role=role,
-                task=task,
-                workspace=self.ws.path,
-                llm=llm,
-                budget=self.budget,
-                clock=self.env.clock,
-                session=session,
-                context=repo_context(self.cfg),
+            result = run_role(
+                self.env, role, task, self.ws.path, budget=self.budget, session=self.session
             )
         except LimitsExceeded as exc:
             raise _Stop(self.fail(f"budget exhausted: {exc}")) from exc
         except AgentError as exc:
             raise _Stop(self.fail(f"the agent failed: {exc}")) from exc
+        if result.output is not None:
+            self.outputs.append(result.output)
+        return result
 
-    def repair(self, failing: ValidationReport, session: Session) -> None:
+    def repair(self, failing: ValidationReport) -> None:
         """A Fixer round: show the failing stage's output, let the agent repair it."""
-        assert self.ws is not None
         gate = failing.failing_gate
-        result = gate.command_result if gate else None
+        command = gate.command_result if gate else None
         self.fix_round += 1
         task = build_repair_task(
             goal=f"Fix issue #{self.number}: {self.result.summary}",
             stage=gate.gate_name if gate else "test",
-            command=" ".join(result.command) if result else "",
-            output=result.output if result else "",
+            command=" ".join(command.command) if command else "",
+            output=command.output if command else "",
             round=self.fix_round,
             max_rounds=self.cfg.validation.fix_rounds,
             files_changed=self.ws.changed_files(self.base_sha),
         )
-        self.agent(FIXER, task, session)
+        self.agent(FIXER, task)
 
-    def check_limits(self, base_sha: str) -> None:
+    def check_limits(self) -> None:
         """Stop with an explaining failure when the change breaks a limit."""
-        assert self.ws is not None
-        problems = limit_violations(self.ws, base_sha, self.cfg.limits)
+        problems = limit_violations(self.ws, self.base_sha, self.cfg.limits)
         if problems:
             raise _Stop(
                 self.fail("the change breaks the repository's limits: " + "; ".join(problems))
             )
 
-    def commit_and_push(self, issue: Issue, branch: str, files: list[str]) -> None:
-        """One conventional commit with `Fixes #N`, pushed to our branch."""
-        assert self.ws is not None
-        ctype = commit_type(issue.labels)
-        scope = commit_scope(files)
-        head = f"{ctype}({scope})" if scope else ctype
-        subject = f"{head}: {subject_line(self.result.summary or issue.title, 60)}"
-        message = f"{subject}\n\n{self.result.summary}\n\nFixes #{self.number}\n"
-        self.ws.commit(message)
-        self.result = self.result.model_copy(update={"summary": self.result.summary or subject})
-        self.title = subject
-        if not self.env.dry_run:
-            self.ws.push(branch, force_with_lease=True)
-
-    def open_pr(
-        self, issue: Issue, branch: str, base: str, *, draft: bool, failed: str = ""
-    ) -> JobResult:
-        """Open our PR, or update it when a re-run finds it; request the initiator's review."""
-        assert self.progress is not None
-        status = JobStatus.FAILED if failed else JobStatus.SUCCESS
-        result = self.finished(status, error=failed)
-        body = fix_pr_body(result)
-        title = self.title or f"fix: {issue.title}"
-        if self.env.dry_run:
-            self.env.echo(f"[dry-run] would open PR {branch} -> {base}: {title}\n{body}")
-            self.progress.finish(f"[dry-run] PR not opened. {usage_line(result)}")
-            return result
-        owner = self.repo.split("/")[0]
-        existing = self.gh.list_pulls(self.repo, head=f"{owner}:{branch}", state="open")
-        if existing:
-            pr = self.gh.update_pull(self.repo, existing[0].number, title=title, body=body)
-        else:
-            pr = self.gh.create_pull(
-                self.repo, title=title, head=branch, base=base, body=body, draft=draft
-            )
-            self.request_review(pr.number, pr.user)
-        result = result.model_copy(update={"pr_url": pr.html_url, "pr_number": pr.number})
-        if failed:
-            self.progress.set(STEPS[2], "failed", failed, publish=False)
-            self.progress.finish(
-                f"Opened a draft PR {pr.html_url} for review: {failed}.\n\n{usage_line(result)}"
-            )
-            self.label(self.cfg.labels.failed)
-        else:
-            self.progress.set(STEPS[3], "done", pr.html_url, publish=False)
-            self.progress.finish(f"Pull request: {pr.html_url}\n\n{usage_line(result)}")
-        return result
-
     def request_review(self, number: int, author: str) -> None:
-        """Ask the initiator to review; a refusal (author, not a collaborator) is only logged."""
+        """Ask the initiator to review (always when an agent asked for one); refusals are logged."""
         actor = self.job.actor
-        if self.cfg.pull_request.reviewers != "initiator" or not actor or actor.endswith("[bot]"):
+        wanted = self.cfg.pull_request.reviewers == "initiator" or wants_review(self.outputs)
+        if not wanted or not actor or actor.endswith("[bot]"):
             return
         if actor.casefold() == author.casefold():
             return  # GitHub refuses a review request to the PR's own author
@@ -285,23 +324,23 @@ class _FixFlow:
         except GitHubError as exc:
             log.warning("could not request a review from @%s: %s", actor, exc)
 
-    # --- outcomes -------------------------------------------------------------------
+    def label(self, name: str) -> None:
+        """Add a label to the issue."""
+        self.gh.add_labels(self.repo, self.number, [name])
 
-    def absorb_usage(self) -> None:
-        """Copy the budget's running totals into the result."""
-        self.result = self.result.model_copy(
+    # --- outcomes ---------------------------------------------------------------------------
+
+    def finished(self, status: JobStatus, *, error: str = "") -> JobResult:
+        """The result with its final status, usage and end time."""
+        return self.result.model_copy(
             update={
+                "status": status,
+                "error": error,
                 "usage": self.budget.usage,
                 "cost_usd": self.budget.cost_usd,
                 "turns": self.budget.turns,
+                "finished_at": self.env.clock.now(),
             }
-        )
-
-    def finished(self, status: JobStatus, *, error: str = "") -> JobResult:
-        """The result with its final status and end time."""
-        self.absorb_usage()
-        return self.result.model_copy(
-            update={"status": status, "error": error, "finished_at": self.env.clock.now()}
         )
 
     def neutral(self, reason: str) -> JobResult:
@@ -318,19 +357,11 @@ class _FixFlow:
         return result
 
     def fail(self, reason: str) -> JobResult:
-        """Say why on the issue, label it, keep the branch if it has work."""
+        """Say why on the issue and label it; the branch keeps any pushed work."""
         result = self.finished(JobStatus.FAILED, error=reason)
         if self.progress is not None:
-            running = next((s.title for s in self.progress.steps if s.state == "running"), None)
-            if running:
+            if running := self.progress.running():
                 self.progress.set(running, "failed", publish=False)
             self.progress.finish(failure_comment(result))
             self.label(self.cfg.labels.failed)
         return result
-
-    def label(self, name: str) -> None:
-        """Add a label (not in dry runs)."""
-        if self.env.dry_run:
-            self.env.echo(f"[dry-run] would label #{self.number} {name!r}")
-            return
-        self.gh.add_labels(self.repo, self.number, [name])

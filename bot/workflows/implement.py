@@ -6,29 +6,30 @@ import contextvars
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 
-from bot.agent import run_agent
-from bot.errors import AgentbotError, AgentError, LimitsExceeded
+from bot.errors import AgentbotError, AgentError, GitError, LimitsExceeded
 from bot.git import Workspace
-from bot.models import AgentResult, AgentStatus, Job, JobResult, JobStatus, ValidationReport
+from bot.models import (
+    AgentOutput,
+    AgentResult,
+    AgentStatus,
+    Job,
+    JobResult,
+    JobStatus,
+    ValidationReport,
+)
 from bot.ports import JobEnv
+from bot.report import checklist_body, implement_pr_title, task_commit_message
 from bot.roles import FIXER, IMPLEMENTER, Role
 from bot.roles.implementer import build_task
 from bot.session import Session
 from bot.tasks_md import Task, TaskPlan, parse_tasks, tick
 from bot.untrusted import fence
-from bot.validation import run_validation
-from bot.workflows.common import (
-    job_budget,
-    open_workspace,
-    repo_context,
-    session_slug,
-    subject_line,
-)
+from bot.workflows.agents import concerns, job_budget, open_session, run_role, unmet
+from bot.workflows.validate import validate
+from bot.workflows.workspace import open_workspace
 
 TRIES = 3
-CHECKLIST_MARKER = "<!-- agentbot:tasks -->"
 
 
 @dataclass
@@ -49,6 +50,7 @@ class ImplementRun:
         self.lock = threading.Lock()  # guards the budget and the job log across [P] threads
         self.budget = job_budget(env, "implementer")
         self.outcomes: dict[str, TaskOutcome] = {}
+        self.outputs: list[AgentOutput] = []
         self.tasks_path = ""
         self.plan: TaskPlan | None = None
         self.result = JobResult(job=job, status=JobStatus.FAILED, started_at=env.clock.now())
@@ -60,13 +62,11 @@ class ImplementRun:
         branch, pr_number = self.resolve_branch()
         ws = open_workspace(self.env, self.job.repo, f"implement-{branch.replace('/', '-')}")
         ws.fetch()
-        ws.git("checkout", "-B", branch, f"origin/{branch}")
+        ws.switch(branch, at=f"origin/{branch}")
         tasks_path = self.tasks_path = self.find_tasks(ws)
         plan = self.plan = parse_tasks((ws.path / tasks_path).read_text(encoding="utf-8"))
         selection = self.selection(plan)
-        session = Session.create(
-            self.env.data_dir, session_slug(self.job.repo, f"implement-{branch}"), self.env.clock
-        )
+        session = open_session(self.env, self.job.repo, f"implement-{branch}")
         self.result = self.result.model_copy(update={"branch": branch})
 
         for batch in plan.batches(only=selection):
@@ -80,11 +80,8 @@ class ImplementRun:
                 self.run_serial(ws, tasks_path, runnable[0], session)
             else:
                 self.run_parallel(ws, tasks_path, runnable, session)
-            if not self.env.dry_run:
-                ws.push(
-                    branch, force_with_lease=True
-                )  # checkpoint: a crash loses at most this batch
-        return self.finish(ws, branch, pr_number, plan)
+            self.env.push(ws, branch)  # checkpoint: a crash loses at most this batch
+        return self.finish(branch, pr_number, plan)
 
     def resolve_branch(self) -> tuple[str, int | None]:
         """The branch to work on: the PR's head (same repo only) or the pushed ref."""
@@ -109,9 +106,7 @@ class ImplementRun:
                 raise AgentbotError(f"tasks file {named!r} not found on the branch")
             self.inside(ws, named)
             return named
-        found = sorted(
-            p for p in ws.git("ls-files").splitlines() if p == "tasks.md" or p.endswith("/tasks.md")
-        )
+        found = sorted(p for p in ws.tracked_files() if p == "tasks.md" or p.endswith("/tasks.md"))
         if not found:
             raise AgentbotError(
                 "no tasks.md on the branch; name one: `/implement path/to/tasks.md`"
@@ -177,11 +172,10 @@ class ImplementRun:
                 if outcome.status == "done":
                     tree = trees[t.id]
                     tree.commit(f"wip({t.id})")
-                    picked = ws.run(["cherry-pick", "--no-commit", tree.head_sha()], check=False)
-                    if picked.returncode != 0:
+                    try:
+                        ws.apply_changes(tree.head_sha())
+                    except GitError:
                         # Two [P] tasks touched the same lines: this one fails, the rest go on.
-                        ws.run(["cherry-pick", "--abort"], check=False)
-                        ws.reset_hard("HEAD")
                         outcome = TaskOutcome(
                             t, "failed", "its changes conflict with another [P] task's"
                         )
@@ -192,7 +186,7 @@ class ImplementRun:
             for path in (tr.path for tr in trees.values()):
                 ws.remove_worktree(path)
             for t in batch:
-                ws.git("branch", "-D", f"agentbot-wt/{t.id}", check=False)
+                ws.delete_branch(f"agentbot-wt/{t.id}")
 
     def attempt(self, ws: Workspace, task: Task, session: Session, start: str) -> TaskOutcome:
         """Up to TRIES agent runs + validation; the tree is reset between tries."""
@@ -200,8 +194,7 @@ class ImplementRun:
         self.log(f"task {task.id} started t={t0:.3f} in {ws.path.name}")
         detail = ""
         for attempt in range(1, TRIES + 1):
-            ws.reset_hard(start)
-            ws.git("clean", "-fdq")
+            ws.reset_hard(start, clean=True)
             try:
                 detail = self.try_once(ws, task, session, start, detail, attempt)
             except LimitsExceeded as exc:
@@ -235,16 +228,12 @@ class ImplementRun:
         res = self.agent(IMPLEMENTER, text, ws, session)
         if res.output is None or res.output.status != AgentStatus.OK:
             return f"the agent stopped: {res.message}"
+        if problem := unmet(res.output):
+            return problem
         if not ws.has_changes():
             return "the agent changed no file"
-        report = run_validation(
-            ws.path,
-            self.cfg.validation,
-            data_dir=self.env.data_dir,
-            base_sha=start,
-            fix=True,
-            fix_callback=lambda failing: self.repair(ws, task, failing, session),
-            clock=self.env.clock,
+        report = validate(
+            self.env, ws, start, lambda failing: self.repair(ws, task, failing, session)
         )
         if not report.passed:
             gate = report.failing_gate
@@ -268,25 +257,17 @@ class ImplementRun:
 
     def agent(self, role: Role, text: str, ws: Workspace, session: Session) -> AgentResult:
         """Run an agent on one workspace; all agents of the run share one budget."""
-        llm = self.env.llm_factory(self.cfg.model_for(role.name.value))
-        return run_agent(
-            role=role,
-            task=text,
-            workspace=ws.path,
-            llm=llm,
-            budget=self.budget,
-            clock=self.env.clock,
-            session=session,
-            context=repo_context(self.cfg),
-        )
+        result = run_role(self.env, role, text, ws.path, budget=self.budget, session=session)
+        if result.output is not None:
+            with self.lock:
+                self.outputs.append(result.output)
+        return result
 
     def commit_task(self, ws: Workspace, tasks_path: str, task: Task) -> str:
         """Tick the task's checkbox and commit it together with the task's changes."""
         file = ws.path / tasks_path
         file.write_bytes(tick(file.read_bytes().decode("utf-8"), task.id).encode("utf-8"))
-        return ws.commit(
-            f"{task_type(task.description)}({task.id}): {subject_line(task.description, 60)}"
-        )
+        return ws.commit(task_commit_message(task.id, task.description))
 
     # --- results ----------------------------------------------------------------------
 
@@ -295,9 +276,7 @@ class ImplementRun:
         with self.lock:
             self.env.log.info(line)
 
-    def finish(
-        self, ws: Workspace, branch: str, pr_number: int | None, plan: TaskPlan
-    ) -> JobResult:
+    def finish(self, branch: str, pr_number: int | None, plan: TaskPlan) -> JobResult:
         """Open or update the PR with the checklist; report every task."""
         items = [
             {"id": o.task.id, "status": o.status, "detail": o.detail[:300] or o.sha[:12]}
@@ -305,7 +284,9 @@ class ImplementRun:
         ]
         failed = [o for o in self.outcomes.values() if o.status == "failed"]
         done = [o for o in self.outcomes.values() if o.status == "done"]
-        body = checklist_body(plan, self.outcomes)
+        flagged = concerns(self.outputs)
+        states = {tid: (o.status, o.detail) for tid, o in self.outcomes.items()}
+        body = checklist_body(plan, states, tries=TRIES, concerns=flagged)
         status = JobStatus.SUCCESS if not failed else JobStatus.FAILED
         if not self.outcomes:
             status = JobStatus.NEUTRAL
@@ -316,69 +297,41 @@ class ImplementRun:
                 "summary": f"{len(done)} tasks done, {len(failed)} failed,"
                 f" {len(items) - len(done) - len(failed)} skipped",
                 "error": "; ".join(f"{o.task.id}: {o.detail[:200]}" for o in failed),
+                "security_concerns": flagged,
                 "usage": self.budget.usage,
                 "cost_usd": self.budget.cost_usd,
                 "turns": self.budget.turns,
                 "finished_at": self.env.clock.now(),
             }
         )
-        if self.env.dry_run:
-            self.env.echo(f"[dry-run] would open/update the PR for {branch}:\n{body}")
-            return result
         if not done and pr_number is None:
             return result
-        default = self.gh.default_branch(self.job.repo)
-        if pr_number is None:
-            owner = self.job.repo.split("/")[0]
-            existing = self.gh.list_pulls(self.job.repo, head=f"{owner}:{branch}", state="open")
-            pr_number = existing[0].number if existing else None
+        pr_number = pr_number or self.open_pull(branch)
+        repo = self.job.repo
         if pr_number is None:
             pr = self.gh.create_pull(
-                self.job.repo,
-                title=f"feat: implement {Path(branch).name}",
+                repo,
+                title=implement_pr_title(branch),
                 head=branch,
-                base=default,
+                base=self.gh.default_branch(repo),
                 body=body,
+                draft=bool(flagged),
             )
         else:
-            pr = self.gh.update_pull(self.job.repo, pr_number, body=body)
+            pr = self.gh.update_pull(repo, pr_number, body=body)
+        if flagged:
+            self.gh.add_labels(repo, pr.number, [self.cfg.labels.security_review])
         return result.model_copy(update={"pr_url": pr.html_url, "pr_number": pr.number})
+
+    def open_pull(self, branch: str) -> int | None:
+        """The number of the open pull request from `branch`, if there is one."""
+        owner = self.job.repo.split("/")[0]
+        existing = self.gh.list_pulls(self.job.repo, head=f"{owner}:{branch}", state="open")
+        return existing[0].number if existing else None
 
 
 class _Refused(AgentbotError):
     """The job must not run; the user gets the message as a comment."""
-
-
-def task_type(description: str) -> str:
-    """Conventional type from the task text when obvious, else feat."""
-    first = description.lower().split()[0] if description.split() else ""
-    if first in {"test", "tests", "add tests", "write"} or "test" in first:
-        return "test"
-    if first in {"fix", "repair"}:
-        return "fix"
-    if first in {"document", "docs", "update readme"}:
-        return "docs"
-    if first in {"refactor", "rename", "extract"}:
-        return "refactor"
-    return "feat"
-
-
-def checklist_body(plan: TaskPlan, outcomes: dict[str, TaskOutcome]) -> str:
-    """The PR body: the whole task list with its state, failures explained."""
-    lines = [CHECKLIST_MARKER, "## Tasks", ""]
-    for t in plan.tasks:
-        o = outcomes.get(t.id)
-        if t.done or (o and o.status == "done"):
-            lines.append(f"- [x] {t.id} {t.description}")
-        elif o and o.status == "failed":
-            lines.append(
-                f"- [ ] {t.id} {t.description} — ❌ failed after {TRIES} tries: {o.detail[:200]}"
-            )
-        elif o and o.status == "skipped":
-            lines.append(f"- [ ] {t.id} {t.description} — ⏭️ skipped: {o.detail}")
-        else:
-            lines.append(f"- [ ] {t.id} {t.description}")
-    return "\n".join(lines) + "\n"
 
 
 def implement(job: Job, env: JobEnv) -> JobResult:
@@ -387,7 +340,7 @@ def implement(job: Job, env: JobEnv) -> JobResult:
     try:
         return run.run()
     except _Refused as exc:
-        if job.number is not None and not env.dry_run:
+        if job.number is not None:
             env.github.create_comment(job.repo, job.number, f"agentbot: {exc}")
         return run.result.model_copy(
             update={"status": JobStatus.NEUTRAL, "error": str(exc), "finished_at": env.clock.now()}

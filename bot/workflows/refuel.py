@@ -8,8 +8,8 @@ from dataclasses import replace
 
 from bot.config import RepoConfig
 from bot.errors import AgentbotError
-from bot.github import Issue, PullRequest
 from bot.models import Job, JobKind, JobResult, JobStatus, Usage
+from bot.models.github import Issue, PullRequest
 from bot.ports import JobEnv
 from bot.workflows.fix_issue import fix_issue
 

@@ -1,4 +1,9 @@
-"""The ports bundle a workflow receives: built by the entry point, by the fakes in tests."""
+"""The ports bundle a workflow receives (`JobEnv`): built by the entry point, by fakes in tests.
+
+Everything that leaves a job goes through two of its fields: `github` (every REST write)
+and `push` (every git push). A dry run swaps both for recorders (`bot.ports.recording`);
+an outbound check can wrap them the same way.
+"""
 
 from __future__ import annotations
 
@@ -12,25 +17,48 @@ from bot.clock import Clock, SystemClock
 from bot.config import RepoConfig
 from bot.llm import LLM
 from bot.models import Job, JobResult
+from bot.ports.facts import FactCache
+from bot.ports.github import GitHubPort, GitHubProxy, GitHubReads, GitHubWrites
 
 if TYPE_CHECKING:
-    from bot.github import GitHub
+    from bot.git import Workspace
+
+__all__ = [
+    "FactCache",
+    "GitHubPort",
+    "GitHubProxy",
+    "GitHubReads",
+    "GitHubWrites",
+    "Handler",
+    "JobEnv",
+    "Push",
+    "push_branch",
+]
+
+Push = Callable[["Workspace", str], None]
+"""Publish a workspace's branch to origin."""
+
+
+def push_branch(ws: Workspace, branch: str) -> None:
+    """Push `branch` with a lease: our own branches may be rewritten, nobody else's."""
+    ws.push(branch, force_with_lease=True)
 
 
 @dataclass
 class JobEnv:
     """Everything a job handler may use; no module-level clients anywhere else."""
 
-    github: GitHub
+    github: GitHubPort
     config: RepoConfig
     llm_factory: Callable[[str], LLM]
     """Model name -> an LLM adapter for it."""
     data_dir: Path
     server_url: str = "https://github.com"
     """Clone base: `{server_url}/{owner}/{name}.git`; `file://` in tests."""
-    dry_run: bool = False
     checkout: Path | None = None
     """An existing checkout to work in (Action mode) instead of a fresh clone."""
+    push: Push = push_branch
+    """How a branch leaves the job (a recorder in dry runs)."""
     echo: Callable[[str], None] = print
     """Where dry runs print what they would have posted."""
     clock: Clock = field(default_factory=SystemClock)

@@ -1,0 +1,118 @@
+"""The agent step of a workflow: one budget per job, the session folder, the seed 004 gates.
+
+Every workflow runs its agents through `run_role`, so what an agent gets (its model, the
+job's shared budget, the repository's limits as prompt context, the session to write) is
+decided here once. `unmet` and `concerns` read the hard gates of the seed 004 contract;
+`commit_session` puts the session folder on the PR branch when the repository asks for it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+from bot.agent import run_agent
+from bot.config import RepoConfig
+from bot.cost import BudgetTracker
+from bot.errors import GitError
+from bot.git import Workspace
+from bot.models import AgentOutput, AgentResult
+from bot.ports import JobEnv
+from bot.report import session_commit_message
+from bot.roles import Role
+from bot.roles import repo_context as _role_context
+from bot.session import Session
+from bot.workflows.limits import AGENTS_WORK
+
+log = logging.getLogger("agentbot.job")
+
+
+def job_budget(env: JobEnv, role: str) -> BudgetTracker:
+    """The one budget every agent of a job spends from (turns, USD, minutes of the config)."""
+    cfg = env.config
+    return BudgetTracker(
+        model=cfg.model_for(role),
+        max_turns=cfg.budget.max_turns,
+        max_usd=cfg.budget.max_usd_per_job,
+        max_minutes=cfg.budget.max_minutes,
+        clock=env.clock,
+        prices=cfg.prices,
+    )
+
+
+def repo_context(cfg: RepoConfig) -> dict[str, str]:
+    """Prompt placeholders from the repository's config: limits and the commands it set."""
+    v = cfg.validation
+    commands = [c for c in (v.format, v.lint, v.typecheck, v.test) if c and c != "default"]
+    return _role_context(
+        protected_paths=cfg.limits.protected_paths,
+        max_changed_lines=cfg.limits.max_changed_lines,
+        validation_commands=commands,
+    )
+
+
+def open_session(env: JobEnv, repo: str, what: str) -> Session:
+    """A new session folder for this job under the data dir."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{repo}-{what}").strip("-")
+    return Session.create(env.data_dir, slug, env.clock)
+
+
+def run_role(
+    env: JobEnv,
+    role: Role,
+    task: str,
+    workspace: Path,
+    *,
+    budget: BudgetTracker,
+    session: Session,
+) -> AgentResult:
+    """Run one agent of the job in `workspace`; its spending lands in the job's budget."""
+    return run_agent(
+        role=role,
+        task=task,
+        workspace=workspace,
+        llm=env.llm_factory(env.config.model_for(role.name.value)),
+        budget=budget,
+        clock=env.clock,
+        session=session,
+        context=repo_context(env.config),
+    )
+
+
+def unmet(output: AgentOutput) -> str:
+    """Why an OK answer is not done (seed 004 `meets_definition_of_done: false`), or ""."""
+    if output.gates.meets_definition_of_done:
+        return ""
+    return f"the agent reported its definition of done unmet: {output.summary}"
+
+
+def concerns(outputs: Iterable[AgentOutput | None]) -> list[str]:
+    """Every security concern the agents raised (seed 004 `gates.security_concerns`), once."""
+    seen: dict[str, None] = {}
+    for output in outputs:
+        for concern in output.gates.security_concerns if output is not None else []:
+            if concern.strip():
+                seen[concern.strip()] = None
+    return list(seen)
+
+
+def wants_review(outputs: Iterable[AgentOutput | None]) -> bool:
+    """True when an agent asked for a human review (seed 004 `gates.needs_review`)."""
+    return any(output is not None and output.gates.needs_review for output in outputs)
+
+
+def commit_session(ws: Workspace, session: Session) -> None:
+    """Commit the session folder as `.agents-work/<session>/` (seed 004) on the current branch.
+
+    The artifacts are a record, not part of the change: a failure to commit them (the
+    folder is git-ignored, say) is logged and the job goes on.
+    """
+    target = f"{AGENTS_WORK}{session.name}"
+    shutil.copytree(session.path, ws.path / target, dirs_exist_ok=True)
+    try:
+        ws.commit(session_commit_message(session.name), paths=[target])
+    except GitError as exc:
+        log.warning("session artifacts not committed: %s", exc)
