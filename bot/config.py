@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic import ValidationError as PydanticValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -93,12 +93,27 @@ class Labels(_Section):
     """Set on a pull request whose agent raised a security concern (seed 004 gate)."""
 
 
+COMMAND_SIGILS = ("/", "@")
+"""How every comment command starts, so a comment without one is dismissed unread."""
+
+
 class Commands(_Section):
-    """Comment commands (a comment whose body starts with one triggers the job)."""
+    """Comment commands (a comment whose body starts with one triggers the job).
+
+    Each starts with `/` or `@` (`/fix`, `@agentbot fix`): prose never starts a job, and a
+    plain comment costs no request to GitHub. An empty command is switched off.
+    """
 
     fix: str = "/fix"
     implement: str = "/implement"
     cover: str = "/cover"
+
+    @field_validator("fix", "implement", "cover")
+    @classmethod
+    def _sigil(cls, value: str) -> str:
+        if value.strip() and not value.startswith(COMMAND_SIGILS):
+            raise ValueError(f"a command starts with / or @ (like /fix), got {value!r}")
+        return value
 
 
 class RoleConfig(_Section):

@@ -133,3 +133,13 @@ class GuardRefused(AgentbotError):
     def __init__(self, message: str, *, reason: str) -> None:
         super().__init__(message)
         self.reason = reason
+
+
+class NoCredentials(ConfigError):
+    """A job needs GitHub and no credentials are configured."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "no GitHub credentials configured: set GITHUB_TOKEN, or GITHUB_APP_ID and"
+            " GITHUB_APP_PRIVATE_KEY (or GITHUB_APP_PRIVATE_KEY_PATH), and restart"
+        )

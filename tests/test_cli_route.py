@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from bot.cli import load_app
 from bot.config import RepoConfig
 from bot.events import decide, decision_json
+from bot.workflows.handlers import HANDLERS
 
 ROOT = Path(__file__).resolve().parents[1]
 WEBHOOKS = ROOT / "tests" / "data" / "webhooks"
@@ -51,7 +52,7 @@ def test_route_decides_every_vendored_payload(tmp_path: Path) -> None:
             assert code == 0, (event, i, err)
             lines = out.splitlines()
             assert len(lines) == 1, out
-            expected = decision_json(decide(event, ex["payload"], RepoConfig()))
+            expected = decision_json(decide(event, ex["payload"], RepoConfig(), kinds=HANDLERS))
             assert json.loads(lines[0]) == expected
             count += 1
     assert count >= 329
@@ -150,7 +151,7 @@ def test_bad_config_exits_2(tmp_path: Path) -> None:
 
 def test_console_script_reads_the_actions_environment(tmp_path: Path) -> None:
     """A real process, as an Action step runs it: event name and path from the environment."""
-    path = write(tmp_path, labeled("agent-tdd"))
+    path = write(tmp_path, labeled("agent-fix"))
     env = {**os.environ, "GITHUB_EVENT_NAME": "issues", "GITHUB_EVENT_PATH": str(path)}
     env["PYTHONPATH"] = str(ROOT)
     proc = subprocess.run(
@@ -164,4 +165,13 @@ def test_console_script_reads_the_actions_environment(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert len(lines) == 1
-    assert json.loads(lines[0])["action"] == "tdd"
+    assert json.loads(lines[0])["action"] == "fix_issue"
+
+
+def test_route_offers_only_built_kinds(tmp_path: Path) -> None:
+    """`agentbot tdd` is not built: its label routes nowhere, as in production."""
+    payload = str(write(tmp_path, labeled("agent-tdd")))
+    code, out, _ = run("--event-name", "issues", "--payload", payload)
+    assert code == 0
+    decision = json.loads(out)
+    assert decision["action"] == "ignore" and "not an agentbot label" in decision["reason"]

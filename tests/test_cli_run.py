@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -123,3 +124,83 @@ def test_run_refuses_a_labeller_with_read_permission(tmp_path: Path) -> None:
         assert w.llm.requests == []
         assert w.gh.writes() == []
         assert "status=neutral" in (tmp_path / "output.txt").read_text()
+
+
+def comment_payload(body: str, actor: str, *, number: int) -> dict[str, Any]:
+    """A real `issue_comment.created` delivery on pull request #`number` of our repo."""
+    examples = json.loads((DATA / "issue_comment.json").read_text())
+    payload: dict[str, Any] = next(e["payload"] for e in examples if e["action"] == "created")
+    payload["repository"].update(full_name=REPO, default_branch="main")
+    payload["issue"].update(number=number, state="open", locked=False)
+    payload["issue"]["pull_request"] = {
+        "url": f"https://api.github.com/repos/{REPO}/pulls/{number}"
+    }
+    user = {**payload["sender"], "login": actor, "type": "User"}
+    payload["comment"].update(body=body, user=user)
+    payload["sender"] = user
+    return payload
+
+
+def test_run_tells_only_collaborators_that_fix_works_on_issues(tmp_path: Path) -> None:
+    """A read-only commenter's `/fix` on a pull request gets no reply (as in the App)."""
+    with world(tmp_path, []) as w:
+        w.gh.set_permission(REPO, "rita", "read")
+        w.gh.set_permission(REPO, "wendy", "write")
+        number = w.gh.add_pull(REPO, head="main", title="A feature").number
+        for actor, replies in (("rita", 0), ("wendy", 1)):
+            w.gh.reset_calls()
+            env = actions_env(tmp_path, w.gh.url, w.llm.base_url, "issue_comment", {})
+            Path(env["GITHUB_EVENT_PATH"]).write_text(
+                json.dumps(comment_payload("/fix", actor, number=number))
+            )
+            proc = subprocess.run(
+                [AGENTBOT, "run"],
+                cwd=tmp_path,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert proc.returncode == 78, proc.stdout + proc.stderr
+            posted = w.gh.calls_to("POST", rf"/repos/{REPO}/issues/\d+/comments")
+            assert len(posted) == replies, (actor, posted)
+            assert all("/implement" in c.json["body"] for c in posted)
+
+
+@pytest.mark.parametrize("api", ["fake", "unreachable"])
+def test_run_on_a_star_asks_github_nothing(tmp_path: Path, api: str) -> None:
+    """Nothing to do is known from the payload: neutral at once, zero requests."""
+    examples = json.loads((DATA / "star.json").read_text())
+    payload = next(e["payload"] for e in examples if e["action"] == "created")
+    with world(tmp_path, []) as w:
+        url = w.gh.url
+        if api == "unreachable":
+            with socket.socket() as s:  # a port nobody listens on
+                s.bind(("127.0.0.1", 0))
+                url = f"http://127.0.0.1:{s.getsockname()[1]}"
+        env = actions_env(tmp_path, url, w.llm.base_url, "star", payload)
+        proc = subprocess.run(
+            [AGENTBOT, "run"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+        )
+        assert proc.returncode == 78, proc.stdout + proc.stderr
+        assert "star.created does not trigger agentbot" in proc.stdout
+        assert "status=neutral" in (tmp_path / "output.txt").read_text()
+        assert w.gh.calls == []
+
+
+def test_a_fix_in_action_mode_asks_each_fact_once(tmp_path: Path) -> None:
+    """Every request of a happy-path fix with a review request: at most 10, no GET twice."""
+    with world(tmp_path, fix_script(), repo_yaml=fast_validation_yaml()) as w:
+        w.gh.set_permission(REPO, "alice", "write")
+        w.gh.add_issue(REPO, number=7, title="add() is wrong", labels=["agent-fix"], user="bob")
+        checkout = clone_branch(w.remote, "main", tmp_path / "checkout")
+        env = actions_env(tmp_path, w.gh.url, w.llm.base_url, "issues", labeled_payload())
+        proc = subprocess.run(
+            [AGENTBOT, "run"], cwd=checkout, env=env, capture_output=True, text=True, timeout=300
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        calls = [f"{c.method} {c.path} {sorted(c.query.items())}" for c in w.gh.calls]
+        assert len(w.gh.calls_to("POST", rf"/repos/{REPO}/pulls/\d+/requested_reviewers")) == 1
+        assert len(calls) <= 10, "\n".join(calls)
+        reads = [c for c in calls if c.startswith("GET ")]
+        assert len(reads) == len(set(reads)), "\n".join(reads)

@@ -16,8 +16,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.config import Commands, Labels, RepoConfig
-from bot.events import Ignore, decide, decision_json, describe, installation_id, repo_full_name
+from bot.events import Ignore, decision_json, describe, installation_id, repo_full_name
+from bot.events import decide as decide_with
 from bot.models import Job, JobKind
+from bot.workflows.handlers import HANDLERS
+
+# The trigger rules of every kind, as if each were built; `BUILT` is what production routes.
+decide = functools.partial(decide_with, kinds=frozenset(JobKind))
+BUILT = frozenset(HANDLERS)
 
 WEBHOOKS = Path(__file__).parent / "data" / "webhooks"
 DEFAULT = RepoConfig()
@@ -619,14 +625,18 @@ json_values = st.recursive(
     ),
     max_leaves=30,
 )
+# Commands start with a sigil (or are blank: switched off), as the config demands.
+commands = st.sampled_from(["/", "@", " "]).flatmap(
+    lambda sigil: st.text(max_size=8).map(lambda rest: sigil + rest if sigil.strip() else "")
+)
 configs = st.builds(
     RepoConfig,
     labels=st.builds(Labels, fix=st.text(max_size=8), tdd=st.text(max_size=8)),
     commands=st.builds(
         Commands,
-        fix=st.text(max_size=8) | st.just("/fix"),
-        implement=st.text(max_size=8) | st.just("/implement"),
-        cover=st.text(max_size=8),
+        fix=commands | st.just("/fix"),
+        implement=commands | st.just("/implement"),
+        cover=commands,
     ),
     allowed_bots=st.lists(st.text(max_size=8), max_size=3),
 )
@@ -634,6 +644,8 @@ configs = st.builds(
 
 def check_total(event: Any, payload: Any, config: RepoConfig, bot_login: str) -> Job | Ignore:
     decision = decide(event, payload, config, bot_login=bot_login)
+    built = decide_with(event, payload, config, kinds=BUILT, bot_login=bot_login)
+    assert not isinstance(built, Job) or built.kind in BUILT
     assert isinstance(decision, Job | Ignore)
     out = decision_json(decision)
     assert out["action"] in ACTIONS and out["reason"]
@@ -749,3 +761,51 @@ def test_workflow_dispatch_from_the_app_runs_the_named_job() -> None:
     bad = dict(payload, inputs={**inputs, "kind": "format_disk"})
     ignored = decide("workflow_dispatch", bad, RepoConfig())
     assert isinstance(ignored, Ignore) and "input kind" in ignored.reason
+
+
+# --- only built kinds are routed (a kind without a handler has no trigger) -------------------
+
+
+def test_every_routed_kind_has_a_handler() -> None:
+    """Every trigger, decided as production decides, starts only kinds in the handler map."""
+    wd = example("workflow_dispatch")
+    triggers = [
+        ("issues", labeled("agent-fix")),
+        ("issues", labeled("agent-tdd")),
+        ("issue_comment", comment("/fix")),
+        ("issue_comment", comment("/implement", on_pr=True)),
+        ("issue_comment", comment("/cover", on_pr=True)),
+        ("push", push("feature", "tasks.md")),
+        ("schedule", {"schedule": "0 * * * *", "repository": wd["repository"]}),
+        ("workflow_dispatch", wd),
+    ]
+    routed = {
+        got.kind
+        for event, payload in triggers
+        if isinstance(got := decide_with(event, payload, DEFAULT, kinds=BUILT), Job)
+    }
+    assert routed == set(HANDLERS) == {JobKind.FIX_ISSUE, JobKind.IMPLEMENT, JobKind.REFUEL}
+    for kind in JobKind:
+        assert (kind in HANDLERS) == (kind in routed), kind
+
+
+def test_unbuilt_triggers_are_not_routed_nor_offered() -> None:
+    tdd = ignored(decide_with("issues", labeled("agent-tdd"), DEFAULT, kinds=BUILT))
+    assert "not an agentbot label" in tdd.reason and "TDD" not in tdd.reason
+    cover = ignored(
+        decide_with("issue_comment", comment("/cover", on_pr=True), DEFAULT, kinds=BUILT)
+    )
+    assert "not an agentbot command" in cover.reason and cover.reply == ""
+    fix_on_pr = ignored(
+        decide_with("issue_comment", comment("/fix", on_pr=True), DEFAULT, kinds=BUILT)
+    )
+    assert "/implement" in fix_on_pr.reply and "/cover" not in fix_on_pr.reply
+    dispatched = example("workflow_dispatch")
+    dispatched["inputs"] = {"kind": "tdd", "number": "1"}
+    ignored(decide_with("workflow_dispatch", dispatched, DEFAULT, kinds=BUILT), "cannot run tdd")
+
+
+def test_a_command_needs_a_sigil() -> None:
+    with pytest.raises(ValueError, match="starts with / or @"):
+        Commands(fix="fix")
+    assert Commands(fix="", cover="  ").fix == ""

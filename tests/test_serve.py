@@ -33,10 +33,11 @@ CLI = [sys.executable, "-c", "from bot.cli import main; main()"]
 SECRET = "durability-secret"
 REPO = "octo/app"
 
-# `agentbot serve` with a slow test-only handler for fix_issue that journals its runs.
+# `agentbot serve` with a slow test-only handler for fix_issue that journals its runs,
+# handed in through the seam the command itself uses (`run_server(handlers=...)`).
 WRAPPER = r"""
 import os, sys, time
-from bot import jobs
+from bot.cli.serve import run_server
 from bot.models import JobKind, JobResult, JobStatus
 
 journal = os.environ["TEST_JOURNAL"]
@@ -50,10 +51,15 @@ def slow_fix(job, env):
         f.write(f"end {job.delivery_id} {os.getpid()} {time.time()}\n")
     return JobResult(job=job, status=JobStatus.SUCCESS, summary="slow fix")
 
-jobs.register(JobKind.FIX_ISSUE, slow_fix)
-from bot.cli import main
-sys.argv = ["agentbot", *sys.argv[1:]]
-main()
+options = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+run_server(
+    host="127.0.0.1",
+    port=int(options["--port"]),
+    workers=int(options["--workers"]),
+    lease_seconds=float(options["--lease-seconds"]),
+    poll_seconds=float(options["--poll-seconds"]),
+    handlers={JobKind.FIX_ISSUE: slow_fix},
+)
 """
 
 
@@ -135,7 +141,7 @@ def test_kill_9_loses_no_acknowledged_delivery_and_leases_lapse(
         "GITHUB_API_URL": gh.url,
         "TEST_JOURNAL": str(journal),
     }
-    args = [sys.executable, "-c", WRAPPER, "serve", "--port", str(port), "--workers", "4"]
+    args = [sys.executable, "-c", WRAPPER, "--port", str(port), "--workers", "4"]
     args += ["--lease-seconds", str(lease), "--poll-seconds", "0.05"]
 
     def start() -> subprocess.Popen[bytes]:

@@ -1,11 +1,10 @@
 """Workers against the fake GitHub: config from the default branch, guards, local and
-Actions execution, unregistered kinds, failures and retries, heartbeats, job logs."""
+Actions execution, unbuilt kinds, failures and retries, heartbeats, job logs."""
 
 from __future__ import annotations
 
 import json
 import logging
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -14,9 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 
-from bot import jobs
 from bot.clock import FakeClock
 from bot.errors import ConfigError, GitHubError
 from bot.events import Ignore
@@ -36,9 +33,8 @@ from bot.worker import (
     process_delivery,
     retry_delay,
 )
-from bot.worker.process import ROUTED_EVENTS
+from bot.workflows.handlers import HANDLERS
 from tests.fakes.github import FakeGitHub
-from webhooks.app import create_app
 
 REPO = "octo/app"
 DATA = Path(__file__).parent / "data" / "webhooks"
@@ -97,10 +93,16 @@ def queue(tmp_path: Path, clock: FakeClock) -> Iterator[SqliteQueue]:
 
 
 @pytest.fixture
-def deps(queue: SqliteQueue, gh: FakeGitHub, clock: FakeClock, tmp_path: Path) -> WorkerDeps:
+def deps(
+    queue: SqliteQueue, gh: FakeGitHub, clock: FakeClock, tmp_path: Path, handler: Recorder
+) -> WorkerDeps:
     client = gh.client()
     return WorkerDeps(
-        queue=queue, github_for=lambda inst, repo: client, data_dir=tmp_path, clock=clock
+        queue=queue,
+        github_for=lambda inst, repo: client,
+        handlers=dict.fromkeys(HANDLERS, handler),  # the built kinds, each run by the recorder
+        data_dir=tmp_path,
+        clock=clock,
     )
 
 
@@ -123,11 +125,8 @@ class Recorder:
 
 
 @pytest.fixture
-def handler() -> Iterator[Recorder]:
-    rec = Recorder()
-    jobs.register(JobKind.FIX_ISSUE, rec)
-    yield rec
-    jobs.unregister(JobKind.FIX_ISSUE)
+def handler() -> Recorder:
+    return Recorder()
 
 
 @pytest.fixture
@@ -208,19 +207,15 @@ def test_actions_mode_dispatches_the_workflow_and_runs_nothing_here(
     assert rec.decision.startswith("dispatched fix_issue on octo/app#4")
 
 
-def test_unregistered_kind_fails_visibly(
-    deps: WorkerDeps, queue: SqliteQueue, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+def test_an_unbuilt_kind_is_not_routed(
+    deps: WorkerDeps, gh: FakeGitHub, queue: SqliteQueue, clock: FakeClock, handler: Recorder
 ) -> None:
-    monkeypatch.setitem(sys.modules, "bot.workflows.tdd", None)  # as if not written yet
-    jobs.unregister(JobKind.TDD)
     queue.enqueue("d-1", "issues", labeled(2, label="agent-tdd"))
     worker(deps, clock).run_once()
     rec = queue.get("d-1")
-    assert rec is not None and rec.state is JobState.DEAD
-    assert rec.error == "no handler for kind tdd"
-    assert queue.claim("w2", 30) is None  # not retried
-    page = TestClient(create_app(queue=queue, secret="s")).get("/").text
-    assert "no handler for kind tdd" in page and "dead" in page
+    assert rec is not None and rec.state is JobState.IGNORED
+    assert "'agent-tdd' is not an agentbot label" in rec.decision
+    assert handler.calls == [] and gh.writes() == []
 
 
 def test_bad_config_comments_once_and_fails_without_retry(
@@ -319,7 +314,7 @@ def test_routing_reply_is_posted_only_for_collaborators(
 def test_without_credentials_jobs_fail_saying_so_and_other_events_are_ignored(
     queue: SqliteQueue, clock: FakeClock
 ) -> None:
-    deps = WorkerDeps(queue=queue, github_for=None, clock=clock)
+    deps = WorkerDeps(queue=queue, github_for=None, handlers={}, clock=clock)
     queue.enqueue("d-1", "issues", labeled(1))
     queue.enqueue("d-2", "star", {"action": "created", "repository": {"full_name": REPO}})
     queue.enqueue("d-3", "ping", {"zen": "Keep it logically awesome."})
@@ -337,29 +332,26 @@ def test_without_credentials_jobs_fail_saying_so_and_other_events_are_ignored(
 def test_a_crash_is_retried_with_backoff_then_buried(
     deps: WorkerDeps, queue: SqliteQueue, clock: FakeClock
 ) -> None:
-    rec_handler = Recorder(fail=RuntimeError("segfault-ish"))
-    jobs.register(JobKind.FIX_ISSUE, rec_handler)
-    try:
-        queue.enqueue("d-1", "issues", labeled(2))
-        w = worker(deps, clock)
-        w.run_once()
-        rec = queue.get("d-1")
-        assert rec is not None and rec.state is JobState.FAILED
-        assert rec.error == "RuntimeError: segfault-ish"
-        assert rec.next_attempt_at == clock.now() + timedelta(seconds=30)
-        assert w.run_once() is False  # not due yet
-        clock.advance(30)
-        w.run_once()
-        rec = queue.get("d-1")
-        assert rec is not None and rec.state is JobState.FAILED and rec.attempts == 2
-        assert rec.next_attempt_at == clock.now() + timedelta(seconds=60)  # doubled
-        clock.advance(60)
-        w.run_once()
-        rec = queue.get("d-1")
-        assert rec is not None and rec.state is JobState.DEAD and rec.attempts == 3
-        assert len(rec_handler.calls) == 3
-    finally:
-        jobs.unregister(JobKind.FIX_ISSUE)
+    crashing = Recorder(fail=RuntimeError("segfault-ish"))
+    deps.handlers = {JobKind.FIX_ISSUE: crashing}
+    queue.enqueue("d-1", "issues", labeled(2))
+    w = worker(deps, clock)
+    w.run_once()
+    rec = queue.get("d-1")
+    assert rec is not None and rec.state is JobState.FAILED
+    assert rec.error == "RuntimeError: segfault-ish"
+    assert rec.next_attempt_at == clock.now() + timedelta(seconds=30)
+    assert w.run_once() is False  # not due yet
+    clock.advance(30)
+    w.run_once()
+    rec = queue.get("d-1")
+    assert rec is not None and rec.state is JobState.FAILED and rec.attempts == 2
+    assert rec.next_attempt_at == clock.now() + timedelta(seconds=60)  # doubled
+    clock.advance(60)
+    w.run_once()
+    rec = queue.get("d-1")
+    assert rec is not None and rec.state is JobState.DEAD and rec.attempts == 3
+    assert len(crashing.calls) == 3
 
 
 def test_github_errors_are_classified(
@@ -379,35 +371,10 @@ def test_retry_delay_table() -> None:
     assert retry_delay(JobFailure("x"), 1, 30, 1800) is None
     assert retry_delay(JobFailure("x", retry_after=5), 1, 30, 1800) == 5
     assert retry_delay(ConfigError("x"), 1, 30, 1800) is None
-    assert retry_delay(jobs.NoHandler(JobKind.COVER), 1, 30, 1800) is None
     assert retry_delay(GitHubError("x", status=502), 2, 30, 1800) == 60
     assert retry_delay(GitHubError("x", status=None), 1, 30, 1800) == 30
     assert retry_delay(GitHubError("x", status=403, retry_after=600), 1, 30, 1800) == 600
     assert retry_delay(GitHubError("x", status=422), 1, 30, 1800) is None
-
-
-def test_registry_resolves_builtins_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
-    from bot.workflows.fix_issue import fix_issue
-
-    jobs.unregister(JobKind.FIX_ISSUE)
-    assert jobs.get_handler(JobKind.FIX_ISSUE) is fix_issue
-    monkeypatch.setitem(sys.modules, "bot.workflows.cover", None)
-    jobs.unregister(JobKind.COVER)
-    with pytest.raises(jobs.NoHandler, match="no handler for kind cover"):
-        jobs.get_handler(JobKind.COVER)
-    fake = Recorder()
-    jobs.register(JobKind.COVER, fake)
-    try:
-        assert jobs.get_handler(JobKind.COVER) is fake
-    finally:
-        jobs.unregister(JobKind.COVER)
-    jobs.unregister(JobKind.FIX_ISSUE)
-
-
-def test_routed_events_cover_every_trigger() -> None:
-    from bot.events.decide import _ROUTES
-
-    assert set(_ROUTES) <= ROUTED_EVENTS
 
 
 def test_heartbeat_keeps_a_long_job_from_being_claimed_twice(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""What the job commands share: settings to clients, the job env, printing a result."""
+"""What the job commands share: settings and logging, a job's ports, printing a result."""
 
 from __future__ import annotations
 
@@ -11,16 +11,13 @@ from pathlib import Path
 import typer
 
 from bot.cli.app import EXIT_USAGE
-from bot.cli.serve import github_for, llm_factory
-from bot.config import REPO_CONFIG_PATH, RepoConfig, Settings
+from bot.config import Settings
 from bot.errors import ConfigError
-from bot.github import GitHub
 from bot.logs import setup_logging
 from bot.models import JobResult
-from bot.ports import JobEnv
-from bot.ports.recording import dry_run as recording
+from bot.ports import FactCache, JobEnv
 from bot.report import step_summary
-from bot.worker.process import load_config
+from bot.wiring import dress, github_client, job_env
 
 _REF = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#(?P<number>\d+)$")
 
@@ -46,8 +43,8 @@ def check_repo_name(repo: str) -> str:
     return repo
 
 
-def settings_and_github(repo: str) -> tuple[Settings, GitHub]:
-    """Settings from the environment and a GitHub client acting for `repo`."""
+def cli_settings() -> Settings:
+    """Settings from the environment, and human-readable logging that redacts their secrets."""
     settings = Settings()
     secrets = [
         s.get_secret_value()
@@ -55,44 +52,18 @@ def settings_and_github(repo: str) -> tuple[Settings, GitHub]:
         if s is not None
     ]
     setup_logging(json_lines=False, level=logging.INFO, secrets=secrets)
-    make = github_for(settings)
-    if make is None:
-        raise usage_error(
-            "no GitHub credentials: set GITHUB_TOKEN (or GITHUB_APP_ID and"
-            " GITHUB_APP_PRIVATE_KEY / GITHUB_APP_PRIVATE_KEY_PATH)"
-        )
-    return settings, make(None, repo)
+    return settings
 
 
-def build_env(
-    settings: Settings,
-    github: GitHub,
-    config: RepoConfig,
-    *,
-    checkout: Path | None,
-    dry_run: bool,
-) -> JobEnv:
-    """The JobEnv for one job run from the CLI or the Action."""
-    env = JobEnv(
-        github=github,
-        config=config,
-        llm_factory=llm_factory(settings),
-        data_dir=settings.data_dir.resolve(),
-        server_url=settings.github_server_url,
-        checkout=checkout.resolve() if checkout else None,
-        echo=typer.echo,
-    )
-    return recording(env) if dry_run else env
-
-
-def config_or_exit(
-    github: GitHub, repo: str, branch: str, path: str = REPO_CONFIG_PATH
-) -> RepoConfig:
-    """load_config with a bad config turned into exit 2 naming the key and line."""
+def command_env(repo: str, *, checkout: Path | None, dry_run: bool) -> JobEnv:
+    """The ports of a job the CLI runs for `repo`, its config read once from the default branch."""
+    settings = cli_settings()
+    github = FactCache(dress(github_client(settings, repo), dry_run=dry_run, echo=typer.echo))
     try:
-        return load_config(github, repo, branch, path)
+        config = github.config(repo)
     except ConfigError as exc:
         raise usage_error(str(exc)) from exc
+    return job_env(settings, github, config, checkout=checkout, dry_run=dry_run, echo=typer.echo)
 
 
 def print_result(result: JobResult, *, as_json: bool = False) -> None:

@@ -8,12 +8,10 @@ from typing import Annotated
 import typer
 
 from bot.cli._common import (
-    build_env,
-    config_or_exit,
+    command_env,
     git_out,
     parse_issue_ref,
     print_result,
-    settings_and_github,
     usage_error,
 )
 from bot.cli.app import app
@@ -37,9 +35,7 @@ def fix(
     if repo_dir is not None and git_out(repo_dir, "status", "--porcelain"):
         # The fix resets the checkout to the base branch: never over someone's work.
         raise usage_error(f"{repo_dir} has uncommitted changes: commit or stash them first")
-    settings, github = settings_and_github(repo)
-    config = config_or_exit(github, repo, github.default_branch(repo))
-    env = build_env(settings, github, config, checkout=repo_dir, dry_run=dry_run)
+    env = command_env(repo, checkout=repo_dir, dry_run=dry_run)
     # The person running the CLI holds the token: no permission guard applies to them.
     result = fix_issue(Job(kind=JobKind.FIX_ISSUE, repo=repo, number=number), env)
     print_result(result, as_json=as_json)

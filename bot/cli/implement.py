@@ -8,12 +8,10 @@ from typing import Annotated
 import typer
 
 from bot.cli._common import (
-    build_env,
-    config_or_exit,
+    command_env,
     git_out,
     print_result,
     repo_from_origin,
-    settings_and_github,
     usage_error,
 )
 from bot.cli.app import app
@@ -64,9 +62,7 @@ def implement(
     if git_out(repo_dir, "rev-list", f"origin/{branch}..HEAD"):
         raise usage_error(f"branch {branch} has commits origin does not: push them first")
     repo = github_repo or repo_from_origin(repo_dir)
-    settings, github = settings_and_github(repo)
-    config = config_or_exit(github, repo, github.default_branch(repo))
-    env = build_env(settings, github, config, checkout=repo_dir, dry_run=dry_run)
+    env = command_env(repo, checkout=repo_dir, dry_run=dry_run)
     params: dict[str, object] = {"tasks_path": rel, "task": task or "", "phase": phase or ""}
     job = Job(kind=JobKind.IMPLEMENT, repo=repo, ref=branch, number=pr, params=params)
     result = run_implement(job, env)

@@ -7,11 +7,9 @@ from typing import Annotated
 import typer
 
 from bot.cli._common import (
-    build_env,
     check_repo_name,
-    config_or_exit,
+    command_env,
     print_result,
-    settings_and_github,
 )
 from bot.cli.app import app
 from bot.models import Job, JobKind
@@ -36,9 +34,7 @@ def refuel(
 ) -> None:
     """Process open issues with the fix label, in priority order, within --limit and --max-usd."""
     check_repo_name(repo)
-    settings, github = settings_and_github(repo)
-    config = config_or_exit(github, repo, github.default_branch(repo))
-    env = build_env(settings, github, config, checkout=None, dry_run=dry_run)
+    env = command_env(repo, checkout=None, dry_run=dry_run)
     params = {"label": label or "", "limit": limit, "max_usd": max_usd or ""}
     result = run_refuel(Job(kind=JobKind.REFUEL, repo=repo, params=params), env)
     print_result(result, as_json=as_json)

@@ -74,10 +74,17 @@ def route(
     ] = None,
 ) -> None:
     """Print the routing decision as one JSON line; exit 0, even when the event is ignored."""
+    from bot.workflows.handlers import HANDLERS  # routed kinds are the built ones
+
     repo_config = _read_config(config)
     data = _read_payload(payload)
     decision = decide(
-        event_name, data, repo_config, bot_login=bot_login, default_branch=default_branch
+        event_name,
+        data,
+        repo_config,
+        kinds=HANDLERS,
+        bot_login=bot_login,
+        default_branch=default_branch,
     )
     typer.echo(json.dumps(decision_json(decision), ensure_ascii=True))
     raise typer.Exit(EXIT_OK)

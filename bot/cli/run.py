@@ -1,22 +1,26 @@
-"""`agentbot run`: the GitHub Action entry, deciding on the event and running the job here."""
+"""`agentbot run`: the Action's door to the use case; the job runs here, in the checkout."""
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from bot.cli._common import build_env, config_or_exit, settings_and_github, usage_error
+from bot.cli._common import cli_settings, usage_error
 from bot.cli.app import EXIT_NEUTRAL, app
-from bot.events import Ignore, decide, repo_full_name
+from bot.config import RepoConfig, Settings
+from bot.errors import ConfigError
+from bot.events import Delivery, Ignore, repo_full_name
 from bot.events.triggers import dispatch_params
-from bot.guards import check_job
-from bot.jobs import NoHandler, get_handler
-from bot.models import JobKind, JobResult
+from bot.models import Job, JobKind, JobResult
+from bot.ports import GitHubPort, Handler, JobEnv
 from bot.report import step_summary
+from bot.usecase import UseCase
+from bot.wiring import dress, github_client, job_env
 
 
 def _payload(path: Path) -> dict[str, Any]:
@@ -85,43 +89,63 @@ def run(
 ) -> None:
     """Decide on the Actions event and run its job in the checkout; exit 0, 1 or 78."""
     payload = _payload(event_path)
-    repo = repo_full_name(payload) or os.environ.get("GITHUB_REPOSITORY", "")
-    if not repo:
-        raise usage_error("the event names no repository and GITHUB_REPOSITORY is not set")
-    if "repository" not in payload:
+    if "repository" not in payload and os.environ.get("GITHUB_REPOSITORY"):
         # `schedule` payloads carry no repository; the runner's variable names it.
-        payload["repository"] = {"full_name": repo}
-    settings, github = settings_and_github(repo)
-    default = github.default_branch(repo)
-    config = config_or_exit(github, repo, default, config_path)
-    decision = decide(event_name, payload, config, default_branch=default)
-    if isinstance(decision, Ignore):
-        if decision.reply and decision.number is not None and not dry_run:
-            github.create_comment(repo, decision.number, decision.reply)
-        return _neutral(decision.reason, neutral_exit_code)
-    job = decision
-    if job.kind == JobKind.REFUEL:
-        # The action's label/limit/max-usd inputs, checked like workflow_dispatch inputs.
-        given, problem = dispatch_params({"label": label, "limit": limit, "max_usd": max_usd})
-        if problem:
-            raise usage_error(problem)
-        job = job.model_copy(update={"params": {**given, **job.params}})
-    refusal = check_job(github, job, config)
-    if refusal is not None:
-        if refusal.comment and job.number is not None and not dry_run:
-            github.create_comment(job.repo, job.number, refusal.comment)
-        return _neutral(refusal.reason, neutral_exit_code)
+        payload["repository"] = {"full_name": os.environ["GITHUB_REPOSITORY"]}
+    if repo_full_name(payload) is None:
+        raise usage_error("the event names no repository and GITHUB_REPOSITORY is not set")
+    from bot.workflows.handlers import HANDLERS  # the workflows load only for a real run
+
+    door = action_door(
+        cli_settings(),
+        HANDLERS,
+        checkout=repo_dir,
+        dry_run=dry_run,
+        inputs={"label": label, "limit": limit, "max_usd": max_usd},
+    )
     try:
-        handler = get_handler(job.kind)
-    except NoHandler:
-        return _neutral(f"agentbot cannot run {job.kind.value} jobs yet", neutral_exit_code)
-    env = build_env(settings, github, config, checkout=repo_dir, dry_run=dry_run)
-    result = handler(job, env)
-    _write_outputs(outputs(result))
-    _append(os.environ.get("GITHUB_STEP_SUMMARY"), step_summary(result))
-    typer.echo(f"agentbot {job.kind.value}: {result.status.value} {result.pr_url or result.error}")
-    code = result.status.exit_code
+        outcome = door.handle(Delivery(event_name, payload))
+    except ConfigError as exc:
+        raise usage_error(str(exc)) from exc
+    if isinstance(outcome, Ignore):
+        return _neutral(outcome.reason, neutral_exit_code)
+    _write_outputs(outputs(outcome))
+    _append(os.environ.get("GITHUB_STEP_SUMMARY"), step_summary(outcome))
+    kind = outcome.job.kind.value
+    typer.echo(f"agentbot {kind}: {outcome.status.value} {outcome.pr_url or outcome.error}")
+    code = outcome.status.exit_code
     raise typer.Exit(neutral_exit_code if code == EXIT_NEUTRAL else code)
+
+
+def action_door(
+    settings: Settings,
+    handlers: Mapping[JobKind, Handler],
+    *,
+    checkout: Path,
+    dry_run: bool,
+    inputs: Mapping[str, Any],
+) -> UseCase:
+    """The use case as the Action runs it: token client, this checkout, the step's inputs."""
+
+    def client(delivery: Delivery) -> GitHubPort:
+        assert delivery.repo is not None
+        return dress(github_client(settings, delivery.repo), dry_run=dry_run, echo=typer.echo)
+
+    def env(github: GitHubPort, config: RepoConfig) -> JobEnv:
+        return job_env(
+            settings, github, config, checkout=checkout, dry_run=dry_run, echo=typer.echo
+        )
+
+    def with_inputs(job: Job) -> Job:
+        if job.kind != JobKind.REFUEL:
+            return job
+        # The action's label/limit/max-usd inputs, checked like workflow_dispatch inputs.
+        given, problem = dispatch_params(inputs)
+        if problem:
+            raise ConfigError(problem)
+        return job.model_copy(update={"params": {**given, **job.params}})
+
+    return UseCase(github_for=client, handlers=handlers, make_env=env, decided=with_inputs)
 
 
 def _neutral(reason: str, code: int) -> None:

@@ -1,31 +1,39 @@
-"""`agentbot serve`, `agentbot worker` and `agentbot jobs`: the GitHub App side of the CLI."""
+"""`agentbot serve` and `agentbot worker`: the GitHub App side of the CLI.
+
+The commands only parse options; `run_server` and `run_workers` do the work with a handler
+map (production: `bot.workflows.handlers.HANDLERS`), the seam tests use for their own.
+"""
 
 from __future__ import annotations
 
 import gc
-import json
+import logging
 import os
 import secrets
 import signal
 import threading
-from collections.abc import Callable
-from datetime import UTC, datetime
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import typer
 
-from bot.cli.app import EXIT_OK, EXIT_USAGE, app
+from bot.cli.app import app
+from bot.config import Settings
+from bot.errors import ConfigError
+from bot.logs import setup_logging
 
 # Imported where used: every CLI command loads this module, and the worker stack
 # (githubkit, FastAPI, procrastinate) is slow to import.
 if TYPE_CHECKING:
-    from bot.config import Settings
-    from bot.llm import LLM
-    from bot.queue import JobQueue, JobRecord
-    from bot.worker import GitHubFor, Metrics, WorkerDeps, WorkerPool
-    from bot.worker.loop import Intake
+    from bot.models import JobKind
+    from bot.ports import Handler
+    from bot.queue import JobQueue
+    from bot.worker import Metrics, WorkerDeps, WorkerPool
+    from bot.worker.intake import Intake
+
+Handlers = Mapping["JobKind", "Handler"]
 
 SECRET_FILE = "webhook-secret"  # noqa: S105 (a file name, not a secret)
 
@@ -50,8 +58,6 @@ def webhook_secret(settings: Settings) -> tuple[str, Path | None, bool]:
         value = settings.github_webhook_secret.get_secret_value()
         if value:
             return value, None, False
-    from bot.errors import ConfigError
-
     path = settings.data_dir / SECRET_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     created = False
@@ -82,72 +88,26 @@ def _secrets(settings: Settings, webhook: str) -> list[str]:
     return found
 
 
-def github_for(settings: Settings) -> GitHubFor | None:
-    """How workers get a client for a delivery: App auth, else token auth, else None."""
-    from bot.github import AppAuth, GitHub, TokenAuth
-
-    key = settings.app_private_key()
-    if settings.github_app_id and key:
-        root = GitHub(auth=AppAuth(settings.github_app_id, key), api_url=settings.github_api_url)
-
-        def for_app(installation: int | None, repo: str) -> GitHub:
-            return root.for_installation(
-                installation if installation is not None else root.installation_for_repo(repo)
-            )
-
-        return for_app
-    if settings.github_token is not None and settings.github_token.get_secret_value():
-        client = GitHub(
-            auth=TokenAuth(settings.github_token.get_secret_value()),
-            api_url=settings.github_api_url,
-        )
-        return lambda installation, repo: client
-    return None
-
-
-def llm_factory(settings: Settings) -> Callable[[str], LLM]:
-    """Model name -> LLM adapter, from the provider settings (AGENTBOT_MODEL overrides)."""
-    from bot.llm import make_llm
-    from bot.models import LLMProviderConfig
-
-    def make(model: str) -> LLM:
-        chosen = settings.model or model
-        if settings.provider == "anthropic":
-            key = settings.anthropic_api_key
-            cfg = LLMProviderConfig(
-                provider="anthropic",
-                model=chosen,
-                api_key=key.get_secret_value() if key else "",
-                base_url=settings.anthropic_base_url,
-            )
-        else:
-            key = settings.llm_api_key
-            cfg = LLMProviderConfig(
-                provider="custom",
-                model=chosen,
-                api_key=key.get_secret_value() if key else "",
-                base_url=settings.llm_base_url,
-            )
-        return make_llm(cfg)
-
-    return make
-
-
 def _start(
-    settings: Settings, workers: int, lease: float, poll: float, intake: Intake | None = None
+    settings: Settings,
+    handlers: Handlers | None,
+    workers: int,
+    lease: float,
+    poll: float,
+    intake: Intake | None = None,
 ) -> tuple[JobQueue, Metrics, WorkerPool, WorkerDeps]:
     from bot.queue import open_queue
-    from bot.worker import Metrics, WorkerDeps, WorkerPool, process_delivery
+    from bot.wiring import worker_deps
+    from bot.worker import Metrics, WorkerPool, process_delivery
+
+    if handlers is None:
+        from bot.workflows.handlers import HANDLERS
+
+        handlers = HANDLERS
 
     queue = open_queue(settings.queue)
     metrics = Metrics(queue)
-    deps = WorkerDeps(
-        queue=queue,
-        github_for=github_for(settings),
-        llm_factory=llm_factory(settings),
-        data_dir=settings.data_dir,
-        server_url=settings.github_server_url,
-    )
+    deps = worker_deps(settings, queue, handlers)
     pool = WorkerPool(
         queue,
         lambda job: process_delivery(job, deps),
@@ -172,13 +132,28 @@ def serve(
     poll_seconds: float = typer.Option(1.0, min=0.01, help="Idle workers poll this often."),
 ) -> None:
     """Receive GitHub App webhooks (POST /webhook) and run their jobs on the queue."""
-    import logging
+    run_server(
+        host=host,
+        port=port,
+        workers=workers,
+        lease_seconds=lease_seconds,
+        poll_seconds=poll_seconds,
+    )
 
+
+def run_server(
+    *,
+    host: str,
+    port: int,
+    workers: int,
+    lease_seconds: float,
+    poll_seconds: float,
+    handlers: Handlers | None = None,
+) -> None:
+    """The receiver and `workers` embedded workers running `handlers`, until stopped."""
     import uvicorn
 
-    from bot.config import Settings
-    from bot.logs import setup_logging
-    from bot.worker.loop import Intake
+    from bot.worker.intake import Intake
     from webhooks.app import create_app
 
     settings = Settings()
@@ -193,9 +168,11 @@ def serve(
             err=True,
         )
     # The embedded workers give way to the receiver while deliveries arrive, and wake as
-    # soon as one is stored (bot.worker.loop.Intake).
+    # soon as one is stored (bot.worker.intake.Intake).
     intake = Intake()
-    queue, metrics, pool, deps = _start(settings, workers, lease_seconds, poll_seconds, intake)
+    queue, metrics, pool, deps = _start(
+        settings, handlers, workers, lease_seconds, poll_seconds, intake
+    )
     if pool.workers and deps.github_for is None:
         log.warning("no GitHub credentials configured: deliveries are stored, jobs will fail")
     web = create_app(queue=queue, secret=secret, metrics=metrics, settings=settings, intake=intake)
@@ -228,85 +205,26 @@ def worker(
     poll_seconds: float = typer.Option(1.0, min=0.01, help="Idle workers poll this often."),
 ) -> None:
     """Run workers only, on the configured queue (scale out: many on one PostgreSQL queue)."""
-    import logging
+    run_workers(concurrency=concurrency, lease_seconds=lease_seconds, poll_seconds=poll_seconds)
 
-    from bot.config import Settings
-    from bot.logs import setup_logging
 
+def run_workers(
+    *, concurrency: int, lease_seconds: float, poll_seconds: float, handlers: Handlers | None = None
+) -> None:
+    """`concurrency` workers running `handlers` on the configured queue, until SIGINT/SIGTERM."""
     settings = Settings()
     setup_logging(json_lines=True, secrets=_secrets(settings, ""))
-    queue, _metrics, pool, deps = _start(settings, concurrency, lease_seconds, poll_seconds)
+    log = logging.getLogger("agentbot.worker")
+    queue, _metrics, pool, deps = _start(
+        settings, handlers, concurrency, lease_seconds, poll_seconds
+    )
     if deps.github_for is None:
-        logging.getLogger("agentbot.worker").warning(
-            "no GitHub credentials configured: jobs will fail until they are"
-        )
+        log.warning("no GitHub credentials configured: jobs will fail until they are")
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    logging.getLogger("agentbot.worker").info(
-        "%d workers on queue %s", concurrency, _safe_url(settings.queue)
-    )
+    log.info("%d workers on queue %s", concurrency, _safe_url(settings.queue))
     pool.start()
     stop.wait()
     pool.stop(timeout=10)
     queue.close()
-
-
-def _outcome(job: JobRecord) -> str:
-    if job.result is not None:
-        return f"{job.result.status.value}: {job.result.summary or job.result.error}"
-    return job.error or job.decision
-
-
-@app.command()
-def jobs(
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
-    limit: int = typer.Option(50, min=1, help="Newest N jobs."),
-    state: str = typer.Option("", help="Only jobs in this state."),
-) -> None:
-    """List the jobs in the queue, newest first."""
-    from bot.config import Settings
-    from bot.queue import JobState, open_queue
-
-    settings = Settings()
-    try:
-        wanted = JobState(state) if state else None
-    except ValueError:
-        states = ", ".join(s.value for s in JobState)
-        typer.echo(f"error: state must be one of {states}", err=True)
-        raise typer.Exit(EXIT_USAGE) from None
-    url = settings.queue
-    if url.startswith("sqlite:///") and not Path(url[len("sqlite:///") :]).exists():
-        records: list[JobRecord] = []  # do not create a queue file just to list it
-    else:
-        queue = open_queue(url)
-        try:
-            records = queue.list(limit, wanted)
-        finally:
-            queue.close()
-    if as_json:
-        typer.echo(json.dumps([r.model_dump(mode="json") for r in records], indent=2))
-        raise typer.Exit(EXIT_OK)
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table("job", "state", "event", "repo", "#", "kind", "cost", "tries", "age", "outcome")
-    now = datetime.now(UTC)
-    for r in records:
-        age = int((now - r.received_at).total_seconds())
-        table.add_row(
-            r.id,
-            r.state.value,
-            r.event_name,
-            r.repo,
-            "" if r.number is None else str(r.number),
-            r.kind,
-            f"${r.cost_usd:.2f}",
-            str(r.attempts),
-            f"{age}s" if age < 120 else f"{age // 60}m",
-            _outcome(r),
-        )
-    if not records:
-        typer.echo("no jobs")
-        return
-    Console(width=200).print(table)

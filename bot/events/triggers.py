@@ -16,8 +16,10 @@ TASKS_MD = "tasks.md"
 COMMAND_NAMES = ("fix", "implement", "cover")
 
 
-def match_command(body: str, commands: Commands) -> tuple[str, str] | None:
-    """Return `(name, rest of the first line)` when `body` starts with a configured command.
+def match_command(
+    body: str, commands: Commands, names: Sequence[str] = COMMAND_NAMES
+) -> tuple[str, str] | None:
+    """Return `(name, rest of the first line)` when `body` starts with one of the `names`' commands.
 
     Leading whitespace is allowed; the command must be followed by whitespace or the end
     (so `/fixes` is not `/fix`); case is ignored, as people type `/Fix` too. Longer commands
@@ -25,7 +27,7 @@ def match_command(body: str, commands: Commands) -> tuple[str, str] | None:
     """
     text = body.lstrip()
     candidates = sorted(
-        ((name, getattr(commands, name)) for name in COMMAND_NAMES),
+        ((name, getattr(commands, name)) for name in names),
         key=lambda item: len(item[1]),
         reverse=True,
     )

@@ -10,9 +10,7 @@ from bot.worker.process import (
     JobFailure,
     WorkerDeps,
     decision_text,
-    dispatch,
     dispatch_inputs,
-    load_config,
     process_delivery,
 )
 
@@ -29,9 +27,7 @@ __all__ = [
     "WorkerDeps",
     "WorkerPool",
     "decision_text",
-    "dispatch",
     "dispatch_inputs",
-    "load_config",
     "process_delivery",
     "retry_delay",
 ]

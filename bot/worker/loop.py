@@ -1,8 +1,8 @@
 """Worker threads: claim -> process -> complete or fail, a heartbeat while a job runs.
 
 Each worker runs one job at a time on the sync core. A crash (an unexpected exception) is
-retried with exponential backoff; a known failure (`JobFailure`, no handler, a bad
-config, a 4xx from GitHub) is final. While a job runs, every log line emitted in its
+retried with exponential backoff; a known failure (`JobFailure`, a bad config or no
+credentials, a 4xx from GitHub) is final. While a job runs, every log line emitted in its
 thread carries its id (`bot.logs.job_id_var`) and is appended to the job's log.
 """
 
@@ -20,7 +20,6 @@ from datetime import timedelta
 from bot.clock import Clock, SystemClock
 from bot.errors import ConfigError, GitHubError, QueueError
 from bot.events import Ignore
-from bot.jobs import NoHandler
 from bot.logs import job_id_var, redactor
 from bot.models import JobResult
 from bot.queue import JobQueue, QueuedJob
@@ -39,7 +38,7 @@ def retry_delay(exc: BaseException, attempts: int, base: float, cap: float) -> f
     backoff = min(cap, base * 2.0 ** max(0, attempts - 1))
     if isinstance(exc, JobFailure):
         return exc.retry_after
-    if isinstance(exc, NoHandler | ConfigError):
+    if isinstance(exc, ConfigError):
         return None
     if isinstance(exc, GitHubError):
         if exc.retry_after is not None:
@@ -277,7 +276,7 @@ class Worker:
     def _failed(self, job: QueuedJob, exc: BaseException, seconds: float) -> None:
         message = str(exc) or exc.__class__.__name__
         delay = retry_delay(exc, job.attempts, self.retry_base_seconds, self.retry_max_seconds)
-        if delay is None or isinstance(exc, JobFailure | NoHandler | ConfigError | GitHubError):
+        if delay is None or isinstance(exc, JobFailure | ConfigError | GitHubError):
             log.error("failed: %s", message)
         else:
             log.error("crashed: %s", message, exc_info=exc)

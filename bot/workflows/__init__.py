@@ -1,1 +1,1 @@
-"""Use cases: one module per job kind (fix_issue, implement, refuel), registered in bot.jobs."""
+"""Use cases: one module per job kind (fix_issue, implement, refuel); the map is handlers.py."""

@@ -1,0 +1,70 @@
+"""`agentbot jobs`: list the jobs in the queue, newest first."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import typer
+
+from bot.cli.app import EXIT_OK, EXIT_USAGE, app
+from bot.config import Settings
+from bot.queue import JobRecord, JobState, open_queue
+
+
+def _outcome(job: JobRecord) -> str:
+    if job.result is not None:
+        return f"{job.result.status.value}: {job.result.summary or job.result.error}"
+    return job.error or job.decision
+
+
+@app.command()
+def jobs(
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    limit: int = typer.Option(50, min=1, help="Newest N jobs."),
+    state: str = typer.Option("", help="Only jobs in this state."),
+) -> None:
+    """List the jobs in the queue, newest first."""
+    settings = Settings()
+    try:
+        wanted = JobState(state) if state else None
+    except ValueError:
+        states = ", ".join(s.value for s in JobState)
+        typer.echo(f"error: state must be one of {states}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    url = settings.queue
+    if url.startswith("sqlite:///") and not Path(url[len("sqlite:///") :]).exists():
+        records: list[JobRecord] = []  # do not create a queue file just to list it
+    else:
+        queue = open_queue(url)
+        try:
+            records = queue.list(limit, wanted)
+        finally:
+            queue.close()
+    if as_json:
+        typer.echo(json.dumps([r.model_dump(mode="json") for r in records], indent=2))
+        raise typer.Exit(EXIT_OK)
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("job", "state", "event", "repo", "#", "kind", "cost", "tries", "age", "outcome")
+    now = datetime.now(UTC)
+    for r in records:
+        age = int((now - r.received_at).total_seconds())
+        table.add_row(
+            r.id,
+            r.state.value,
+            r.event_name,
+            r.repo,
+            "" if r.number is None else str(r.number),
+            r.kind,
+            f"${r.cost_usd:.2f}",
+            str(r.attempts),
+            f"{age}s" if age < 120 else f"{age // 60}m",
+            _outcome(r),
+        )
+    if not records:
+        typer.echo("no jobs")
+        return
+    Console(width=200).print(table)

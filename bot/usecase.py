@@ -1,0 +1,190 @@
+"""The one use case both doors call: plan(delivery) → guard → run.
+
+`agentbot run` (the Action) and the App's worker differ only in what they hand in: how to
+get a GitHub client for the delivery, how to build a job's ports, whether `execution.mode:
+actions` dispatches, and their own say on a decided job (the Action's refuel inputs, the
+queue's bookkeeping and one-job-per-issue hold). Everything else happens here, once:
+
+- plan: `screen` the payload (no request at all for an event that cannot start a job),
+  then one `FactCache` for the delivery, the config from the default branch, and `settle`
+  (the one decision; with a broken config it is taken under the defaults, to know whether
+  to tell anyone). A routing reply goes only to collaborators.
+- guard: the actor's permission and the issue's state now, from the same FactCache.
+- run: dispatch to Actions, or the kind's handler from `handlers` with the FactCache as
+  the job's GitHub, so the workflow reads the same facts again for free.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from bot.clock import Clock, SystemClock
+from bot.config import REPO_CONFIG_PATH, RepoConfig
+from bot.errors import ConfigError, NoCredentials
+from bot.events import Delivery, Ignore, describe, screen, settle
+from bot.guards import check_job, check_permission
+from bot.models import Job, JobKind, JobResult, JobStatus
+from bot.ports import FactCache, GitHubPort, Handler, JobEnv
+
+log = logging.getLogger("agentbot.job")
+
+DISPATCHED = "dispatched to GitHub Actions"
+"""How a result recorded in `actions` mode begins its summary."""
+
+
+def _same(job: Job) -> Job:
+    return job
+
+
+def _free(job: Job) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A decided job, the config it was decided with, and the facts fetched for it."""
+
+    job: Job
+    config: RepoConfig
+    github: FactCache
+
+
+@dataclass
+class UseCase:
+    """plan → guard → run for one door (see the module docstring)."""
+
+    github_for: Callable[[Delivery], GitHubPort] | None
+    """A client acting for the delivery's repository; None when no credentials exist."""
+    handlers: Mapping[JobKind, Handler]
+    """The built kinds and their workflows: only these kinds are routed."""
+    make_env: Callable[[GitHubPort, RepoConfig], JobEnv]
+    """The ports of one job, around the job's GitHub client."""
+    bot_login: str = ""
+    dispatches: bool = False
+    """Honour `execution.mode: actions` (the App); the Action is already in Actions."""
+    decided: Callable[[Job], Job] = _same
+    """The door's say on a decided job (its inputs, its bookkeeping)."""
+    hold: Callable[[Job], bool] = _free
+    """Take the job's key (one running job per issue); False: another job holds it."""
+    clock: Clock = field(default_factory=SystemClock)
+
+    def handle(self, delivery: Delivery) -> JobResult | Ignore:
+        """Plan, guard and run one delivery; Ignore when it starts nothing."""
+        planned = self.plan(delivery)
+        if isinstance(planned, Ignore):
+            return planned
+        refused = self.guard(planned)
+        if refused is not None:
+            return refused
+        return self.run(planned)
+
+    # --- plan ------------------------------------------------------------------------------
+
+    def plan(self, delivery: Delivery) -> Plan | Ignore:
+        """The job this delivery asks for, or why none; a bad config raises ConfigError."""
+        screened = screen(delivery, bot_login=self.bot_login)
+        if isinstance(screened, Ignore):
+            return screened
+        repo = delivery.repo
+        if repo is None:
+            return Ignore(reason=f"{delivery.event_name} delivery names no valid repository")
+        if self.github_for is None:
+            raise NoCredentials()
+        branches = {repo: delivery.default_branch} if delivery.default_branch else {}
+        github = FactCache(self.github_for(delivery), default_branches=branches)
+        try:
+            config, broken = github.config(repo), None
+        except ConfigError as exc:
+            config, broken = RepoConfig(), exc
+        decision = settle(screened, config, kinds=self.handlers, bot_login=self.bot_login)
+        if broken is not None:
+            return self._broken(broken, decision, github)
+        if isinstance(decision, Ignore):
+            self._reply(github, decision, config)
+            return decision
+        job = self.decided(decision.model_copy(update={"delivery_id": delivery.delivery_id}))
+        log.info("decided: %s", describe(job))
+        return Plan(job=job, config=config, github=github)
+
+    def _reply(self, github: GitHubPort, ignore: Ignore, config: RepoConfig) -> None:
+        """Post routing's reply (a command on the wrong kind of thread) to collaborators only."""
+        if not (ignore.reply and ignore.repo and ignore.number is not None and ignore.actor):
+            return
+        if check_permission(github, ignore.repo, ignore.actor, config, what="this") is None:
+            github.create_comment(ignore.repo, ignore.number, ignore.reply)
+
+    def _broken(self, exc: ConfigError, would: Job | Ignore, github: GitHubPort) -> Ignore:
+        """An invalid config fails the job it stops, with one comment; other events stay quiet.
+
+        Whether the event is a trigger was judged under the defaults, so a broken file is
+        reported when someone asks for work, not on every comment in the repository.
+        """
+        if isinstance(would, Ignore):
+            return Ignore(reason=f"{exc} (and the event starts no job under the defaults either)")
+        self.decided(would)
+        if would.number is not None:
+            defaults = RepoConfig()
+            if check_permission(github, would.repo, would.actor, defaults, what="this") is None:
+                branch = github.default_branch(would.repo)
+                github.create_comment(
+                    would.repo,
+                    would.number,
+                    f"agentbot cannot start: `{REPO_CONFIG_PATH}` on `{branch}` is invalid:"
+                    f" {exc}\n\nFix the file on the default branch and ask again.",
+                )
+        raise ConfigError(f"invalid {REPO_CONFIG_PATH}: {exc}")
+
+    # --- guard -----------------------------------------------------------------------------
+
+    def guard(self, plan: Plan) -> Ignore | None:
+        """The API guards (permission, open issue), then the one-job-per-issue hold."""
+        job = plan.job
+        refusal = check_job(plan.github, job, plan.config)
+        if refusal is not None:
+            if refusal.comment and job.number is not None:
+                plan.github.create_comment(job.repo, job.number, refusal.comment)
+            return Ignore(reason=refusal.reason, repo=job.repo, number=job.number, actor=job.actor)
+        if not self.hold(job):
+            return Ignore(
+                reason=f"a job for {job.key} is already running", repo=job.repo, number=job.number
+            )
+        return None
+
+    # --- run -------------------------------------------------------------------------------
+
+    def run(self, plan: Plan) -> JobResult:
+        """Dispatch the job to Actions (App, `actions` mode) or run its handler here."""
+        if self.dispatches and plan.config.execution.mode == "actions":
+            return self.dispatch(plan)
+        log.info("running %s here", plan.job.kind.value)
+        return self.handlers[plan.job.kind](plan.job, self.make_env(plan.github, plan.config))
+
+    def dispatch(self, plan: Plan) -> JobResult:
+        """`actions` mode: start the repo's agentbot workflow for this job; nothing runs here."""
+        job, started = plan.job, self.clock.now()
+        workflow = plan.config.execution.workflow
+        branch = plan.github.default_branch(job.repo)
+        plan.github.dispatch_workflow(job.repo, workflow, ref=branch, inputs=dispatch_inputs(job))
+        log.info("dispatched %s to workflow %s on %s", job.kind.value, workflow, branch)
+        return JobResult(
+            job=job,
+            status=JobStatus.SUCCESS,
+            summary=f"{DISPATCHED}: workflow {workflow} on {branch}",
+            started_at=started,
+            finished_at=self.clock.now(),
+        )
+
+
+def dispatch_inputs(job: Job) -> dict[str, str]:
+    """The `workflow_dispatch` inputs that name a job (all strings, as GitHub wants)."""
+    return {
+        "kind": job.kind.value,
+        "number": "" if job.number is None else str(job.number),
+        "ref": job.ref,
+        "actor": job.actor,
+        "delivery_id": job.delivery_id,
+        "params": json.dumps(job.params, sort_keys=True, default=str),
+    }

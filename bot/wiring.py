@@ -1,0 +1,132 @@
+"""Settings to clients: the one place that builds GitHub and LLM clients and a job's ports.
+
+Commands and the worker ask this module; nothing else constructs a client. The heavy
+libraries (githubkit, the LLM SDKs, the queue backends) are imported when a client is
+built, so importing this module (as every CLI command does) stays cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bot.config import RepoConfig, Settings
+from bot.errors import NoCredentials
+from bot.ports import GitHubPort, Handler, JobEnv, push_branch
+from bot.ports.recording import RecordingGitHub, RecordingPush
+
+if TYPE_CHECKING:
+    from bot.llm import LLM
+    from bot.models import JobKind
+    from bot.queue import JobQueue
+    from bot.worker import WorkerDeps
+
+GitHubFor = Callable[[int | None, str], GitHubPort]
+"""(installation id from the delivery, `owner/name`) -> a client acting for it."""
+
+
+def github_for(settings: Settings) -> GitHubFor | None:
+    """How a delivery gets its client: App auth, else token auth, else None (no credentials)."""
+    from bot.github import AppAuth, GitHub, TokenAuth
+
+    key = settings.app_private_key()
+    if settings.github_app_id and key:
+        root = GitHub(auth=AppAuth(settings.github_app_id, key), api_url=settings.github_api_url)
+
+        def for_app(installation: int | None, repo: str) -> GitHubPort:
+            return root.for_installation(
+                installation if installation is not None else root.installation_for_repo(repo)
+            )
+
+        return for_app
+    if settings.github_token is not None and settings.github_token.get_secret_value():
+        client = GitHub(
+            auth=TokenAuth(settings.github_token.get_secret_value()),
+            api_url=settings.github_api_url,
+        )
+        return lambda installation, repo: client
+    return None
+
+
+def github_client(settings: Settings, repo: str) -> GitHubPort:
+    """A client acting for `repo` (the CLI's); NoCredentials when none are configured."""
+    make = github_for(settings)
+    if make is None:
+        raise NoCredentials()
+    return make(None, repo)
+
+
+def llm_factory(settings: Settings) -> Callable[[str], LLM]:
+    """Model name -> LLM adapter, from the provider settings (AGENTBOT_MODEL overrides)."""
+
+    def make(model: str) -> LLM:
+        from bot.llm import make_llm
+        from bot.models import LLMProviderConfig
+
+        chosen = settings.model or model
+        if settings.provider == "anthropic":
+            key = settings.anthropic_api_key
+            cfg = LLMProviderConfig(
+                provider="anthropic",
+                model=chosen,
+                api_key=key.get_secret_value() if key else "",
+                base_url=settings.anthropic_base_url,
+            )
+        else:
+            key = settings.llm_api_key
+            cfg = LLMProviderConfig(
+                provider="custom",
+                model=chosen,
+                api_key=key.get_secret_value() if key else "",
+                base_url=settings.llm_base_url,
+            )
+        return make_llm(cfg)
+
+    return make
+
+
+def dress(github: GitHubPort, *, dry_run: bool, echo: Callable[[str], None]) -> GitHubPort:
+    """The client a command writes through: one that records instead of sending in a dry run."""
+    return RecordingGitHub(github, echo) if dry_run else github
+
+
+def job_env(
+    settings: Settings,
+    github: GitHubPort,
+    config: RepoConfig,
+    *,
+    checkout: Path | None = None,
+    dry_run: bool = False,
+    echo: Callable[[str], None] = print,
+) -> JobEnv:
+    """The ports of one job run here, around `github` (`dress` it for a dry run first).
+
+    In a dry run pushes are recorded too: the commits stay in the workspace.
+    """
+    return JobEnv(
+        github=github,
+        config=config,
+        llm_factory=llm_factory(settings),
+        data_dir=settings.data_dir.resolve(),
+        server_url=settings.github_server_url,
+        checkout=checkout.resolve() if checkout else None,
+        push=RecordingPush(echo) if dry_run else push_branch,
+        echo=echo,
+    )
+
+
+def worker_deps(
+    settings: Settings, queue: JobQueue, handlers: Mapping[JobKind, Handler]
+) -> WorkerDeps:
+    """What the App's workers need, from the settings."""
+    from bot.worker import WorkerDeps
+
+    return WorkerDeps(
+        queue=queue,
+        github_for=github_for(settings),
+        handlers=handlers,
+        llm_factory=llm_factory(settings),
+        data_dir=settings.data_dir,
+        server_url=settings.github_server_url,
+    )

@@ -1,0 +1,28 @@
+"""The handler map: which workflow runs a job of each kind, in one place.
+
+A kind is routed only when it has a handler here (`decide(..., kinds=HANDLERS)`), so a
+trigger whose workflow is not built never starts a job, and the bot never offers it. To
+add a kind: write `bot/workflows/<kind>.py` with `<kind>(job, env) -> JobResult`, add it
+below, and add its trigger's rules to `bot.events.routes`. Tests pass their own map to
+the doors (`UseCase(handlers=...)`) the way the entry points pass this one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from bot.models import JobKind
+from bot.ports import Handler
+from bot.workflows.fix_issue import fix_issue
+from bot.workflows.implement import implement
+from bot.workflows.refuel import refuel
+
+HANDLERS: Mapping[JobKind, Handler] = MappingProxyType(
+    {
+        JobKind.FIX_ISSUE: fix_issue,
+        JobKind.IMPLEMENT: implement,
+        JobKind.REFUEL: refuel,
+    }
+)
+"""Every built job kind and its workflow; TDD and COVER are not built yet."""
