@@ -809,3 +809,12 @@ def test_a_command_needs_a_sigil() -> None:
     with pytest.raises(ValueError, match="starts with / or @"):
         Commands(fix="fix")
     assert Commands(fix="", cover="  ").fix == ""
+
+
+def test_the_app_and_the_readme_offer_only_built_triggers() -> None:
+    root = Path(__file__).resolve().parents[1]
+    offered = (root / "app.yml").read_text() + (root / "README.md").read_text()
+    for unbuilt in ("/cover", "agent-tdd"):
+        assert unbuilt not in offered, unbuilt
+    for built in ("/fix", "/implement", "agent-fix"):
+        assert built in offered, built

@@ -52,3 +52,31 @@ def test_import_reads_no_env_and_creates_no_file(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "READS []" in proc.stdout
     assert list(tmp_path.iterdir()) == []
+
+
+HELP_PROBE = """
+import sys
+from bot.cli import main
+sys.argv = ["agentbot", "--help"]
+try:
+    main()
+except SystemExit as exc:
+    assert exc.code == 0, exc.code
+print("MODULES", " ".join(sorted(sys.modules)))
+"""
+
+HEAVY = ("githubkit", "bot.worker", "bot.workflows", "webhooks", "fastapi", "anthropic", "openai")
+"""What `agentbot --help` must not load: the GitHub client, the worker, the jobs, the SDKs."""
+
+
+def test_help_imports_neither_the_github_client_nor_the_worker(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-c", HELP_PROBE], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Usage: agentbot" in proc.stdout
+    modules = proc.stdout.split("MODULES ", 1)[1].split()
+    assert "bot.cli.run" in modules and "bot.cli.serve" in modules  # every command is loaded
+    loaded = [m for m in modules if m.split(".")[0] in HEAVY or m.startswith(HEAVY)]
+    assert loaded == []

@@ -16,7 +16,6 @@ from bot.cli._common import (
 )
 from bot.cli.app import app
 from bot.models import Job, JobKind
-from bot.workflows.fix_issue import fix_issue
 
 
 @app.command()
@@ -35,6 +34,8 @@ def fix(
     if repo_dir is not None and git_out(repo_dir, "status", "--porcelain"):
         # The fix resets the checkout to the base branch: never over someone's work.
         raise usage_error(f"{repo_dir} has uncommitted changes: commit or stash them first")
+    from bot.workflows.fix_issue import fix_issue  # loads only when it runs
+
     env = command_env(repo, checkout=repo_dir, dry_run=dry_run)
     # The person running the CLI holds the token: no permission guard applies to them.
     result = fix_issue(Job(kind=JobKind.FIX_ISSUE, repo=repo, number=number), env)

@@ -18,7 +18,6 @@ from bot.cli.app import app
 from bot.errors import TaskParseError
 from bot.models import Job, JobKind
 from bot.tasks_md import parse_tasks
-from bot.workflows.implement import implement as run_implement
 
 
 @app.command()
@@ -62,9 +61,11 @@ def implement(
     if git_out(repo_dir, "rev-list", f"origin/{branch}..HEAD"):
         raise usage_error(f"branch {branch} has commits origin does not: push them first")
     repo = github_repo or repo_from_origin(repo_dir)
+    from bot.workflows.implement import implement as run  # loads only when it runs
+
     env = command_env(repo, checkout=repo_dir, dry_run=dry_run)
     params: dict[str, object] = {"tasks_path": rel, "task": task or "", "phase": phase or ""}
     job = Job(kind=JobKind.IMPLEMENT, repo=repo, ref=branch, number=pr, params=params)
-    result = run_implement(job, env)
+    result = run(job, env)
     print_result(result, as_json=as_json)
     raise typer.Exit(result.status.exit_code)

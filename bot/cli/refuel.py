@@ -13,7 +13,6 @@ from bot.cli._common import (
 )
 from bot.cli.app import app
 from bot.models import Job, JobKind
-from bot.workflows.refuel import refuel as run_refuel
 
 
 @app.command()
@@ -34,8 +33,10 @@ def refuel(
 ) -> None:
     """Process open issues with the fix label, in priority order, within --limit and --max-usd."""
     check_repo_name(repo)
+    from bot.workflows.refuel import refuel as run  # loads only when it runs
+
     env = command_env(repo, checkout=None, dry_run=dry_run)
     params = {"label": label or "", "limit": limit, "max_usd": max_usd or ""}
-    result = run_refuel(Job(kind=JobKind.REFUEL, repo=repo, params=params), env)
+    result = run(Job(kind=JobKind.REFUEL, repo=repo, params=params), env)
     print_result(result, as_json=as_json)
     raise typer.Exit(result.status.exit_code)
