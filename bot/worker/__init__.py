@@ -1,7 +1,8 @@
 """Workers: claim stored deliveries, route them, run or dispatch their jobs, record results."""
 
 from bot.worker.intake import Intake
-from bot.worker.loop import JobLogHandler, Process, Worker, WorkerPool, retry_delay
+from bot.worker.joblog import JobLogHandler
+from bot.worker.loop import Process, Worker, WorkerPool, retry_delay
 from bot.worker.metrics import Metrics
 from bot.worker.process import (
     DISPATCHED,

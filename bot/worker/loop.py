@@ -12,18 +12,18 @@ import logging
 import os
 import socket
 import threading
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import timedelta
 
 from bot.clock import Clock, SystemClock
 from bot.errors import ConfigError, GitHubError, QueueError
 from bot.events import Ignore
-from bot.logs import job_id_var, redactor
+from bot.logs import job_id_var
 from bot.models import JobResult
 from bot.queue import JobQueue, QueuedJob
-from bot.worker.intake import Intake as Intake  # also imported from here by bot.cli.serve
+from bot.worker.heartbeat import Heartbeat
+from bot.worker.intake import Intake
+from bot.worker.joblog import JobLogHandler
 from bot.worker.metrics import Metrics
 from bot.worker.process import JobFailure, decision_text
 
@@ -47,131 +47,6 @@ def retry_delay(exc: BaseException, attempts: int, base: float, cap: float) -> f
             return backoff
         return None  # 4xx: the request itself is wrong (gone, forbidden, invalid)
     return backoff  # a crash: maybe transient, retried until attempts run out
-
-
-class JobLogHandler(logging.Handler):
-    """Collect every log line emitted while a job runs (job id set) for that job's log.
-
-    Lines are buffered per job and written in one transaction: with the job's result, at
-    each heartbeat, or once the oldest buffered line is `flush_seconds` old, so the jobs
-    page follows a long job closely without a write per line.
-    """
-
-    def __init__(
-        self, queue: JobQueue, level: int = logging.INFO, flush_seconds: float = 1.0
-    ) -> None:
-        super().__init__(level)
-        self.queue = queue
-        self.flush_seconds = flush_seconds
-        self._lines: dict[str, list[str]] = {}
-        self._since: dict[str, float] = {}
-        self._buffers_lock = threading.Lock()
-        self._busy = threading.local()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        """Buffer the line, redacted, prefixed with time, level, logger and job id."""
-        job_id = getattr(record, "job_id", "") or job_id_var.get()
-        if not job_id or getattr(self._busy, "on", False):
-            return
-        try:
-            stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(record.created))
-            line = f"{stamp} {record.levelname} {record.name} [{job_id}] {record.getMessage()}"
-            if record.exc_info and record.exc_info[1] is not None:
-                line += "\n" + logging.Formatter().formatException(record.exc_info)
-            line = redactor().redact(line)
-            now = time.monotonic()
-            with self._buffers_lock:
-                lines = self._lines.setdefault(job_id, [])
-                if not lines:
-                    self._since[job_id] = now
-                lines.append(line)
-                due = now - self._since[job_id] >= self.flush_seconds
-            if due:
-                self.flush_job(job_id)
-        except Exception:
-            self.handleError(record)
-
-    def take(self, job_id: str) -> list[str]:
-        """The job's buffered lines, removed from the buffer."""
-        with self._buffers_lock:
-            self._since.pop(job_id, None)
-            return self._lines.pop(job_id, [])
-
-    def flush_job(self, job_id: str) -> None:
-        """Write the job's buffered lines now."""
-        lines = self.take(job_id)
-        if not lines:
-            return
-        self._busy.on = True  # a queue that logs must not recurse into itself
-        try:
-            self.queue.append_logs(job_id, lines)
-        finally:
-            self._busy.on = False
-
-
-class _Heartbeat:
-    """One long-lived thread per worker that renews the lease of the job it runs."""
-
-    def __init__(self, queue: JobQueue, worker_id: str, lease_seconds: float) -> None:
-        self.queue = queue
-        self.worker_id = worker_id
-        self.lease_seconds = lease_seconds
-        self.interval = max(lease_seconds / 3, 0.05)
-        self.logs: JobLogHandler | None = None
-        self._cond = threading.Condition()
-        self._beating = threading.Lock()
-        self._job: str | None = None
-        self._turn = 0
-        self._thread: threading.Thread | None = None
-
-    @contextmanager
-    def running(self, job_id: str) -> Iterator[None]:
-        """Beat for `job_id` while the body runs; no beat is in flight once it returns."""
-        with self._cond:
-            self._job, self._turn = job_id, self._turn + 1
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, daemon=True, name="heartbeat")
-                self._thread.start()
-            self._cond.notify()
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._job, self._turn = None, self._turn + 1
-                self._cond.notify()
-            with self._beating:  # wait out a beat that started before the job ended
-                pass
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while self._job is None:
-                    self._cond.wait()
-                job, turn = self._job, self._turn
-                # A condition wait, not the clock: it must wake the moment the job ends.
-                self._cond.wait(self.interval)
-                if self._turn != turn:
-                    continue
-                self._beating.acquire()
-            try:
-                self._beat(job)
-            finally:
-                self._beating.release()
-
-    def _beat(self, job_id: str) -> None:
-        token = job_id_var.set(job_id)
-        try:
-            if self.logs is not None:
-                self.logs.flush_job(job_id)
-            if not self.queue.heartbeat(job_id, self.worker_id, self.lease_seconds):
-                log.warning("heartbeat refused: the lease on this job was lost")
-                with self._cond:
-                    if self._job == job_id:
-                        self._job = None  # stop beating; the job goes on and learns at the end
-        except QueueError as exc:
-            log.warning("heartbeat failed: %s", exc)
-        finally:
-            job_id_var.reset(token)
 
 
 class Worker:
@@ -203,7 +78,7 @@ class Worker:
         self.logs = logs
         self.retry_base_seconds = retry_base_seconds
         self.retry_max_seconds = retry_max_seconds
-        self._heartbeat = _Heartbeat(queue, self.worker_id, lease_seconds)
+        self._heartbeat = Heartbeat(queue, self.worker_id, lease_seconds)
         self._heartbeat.logs = logs
 
     def run(self, stop: threading.Event) -> None:
