@@ -1,96 +1,22 @@
-"""The PostgreSQL queue on procrastinate: several machines share the work.
-
-Procrastinate owns queueing and claiming: its schema (applied once per schema, under an
-advisory lock), `procrastinate_fetch_job_v2` (FOR UPDATE SKIP LOCKED), its retry and finish
-procedures, and its worker heartbeats, which are our leases: each of our worker ids maps to
-one procrastinate worker row; a job whose worker's heartbeat is older than the lease is
-stalled and handed out again. Beside it, `agentbot_deliveries` (delivery id primary key)
-holds the raw delivery, our state and the result; the insert into it and the deferral of
-the procrastinate job happen in one transaction, so a redelivery is never queued twice.
-"""
+"""The PostgreSQL queue on procrastinate (see the package docstring)."""
 
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 import psycopg
-from procrastinate.schema import SchemaManager
 from psycopg.rows import tuple_row
 from psycopg_pool import ConnectionPool
 
 from bot.errors import QueueError
 from bot.queue import DEFAULT_MAX_ATTEMPTS, Delivery, JobState, QueuedJob
 from bot.queue.base import COLUMNS, QueueBase, claimed
-
-QUEUE_NAME = "agentbot"
-TASK_NAME = "agentbot.process_delivery"
-
-_OURS = """
-CREATE TABLE IF NOT EXISTS agentbot_deliveries (
-    delivery_id text PRIMARY KEY,
-    pj_id bigint,
-    event_name text NOT NULL,
-    state text NOT NULL DEFAULT 'queued',
-    attempts integer NOT NULL DEFAULT 0,
-    received_at timestamptz NOT NULL DEFAULT now(),
-    updated_at timestamptz NOT NULL DEFAULT now(),
-    started_at timestamptz,
-    finished_at timestamptz,
-    next_attempt_at timestamptz,
-    worker_id text NOT NULL DEFAULT '',
-    repo text NOT NULL DEFAULT '',
-    number integer,
-    kind text NOT NULL DEFAULT '',
-    decision text NOT NULL DEFAULT '',
-    error text NOT NULL DEFAULT '',
-    result jsonb,
-    lease_seconds double precision NOT NULL DEFAULT 60,
-    seq bigserial
-);
-CREATE INDEX IF NOT EXISTS agentbot_deliveries_pj ON agentbot_deliveries (pj_id);
-CREATE INDEX IF NOT EXISTS agentbot_deliveries_seq ON agentbot_deliveries (seq);
-CREATE INDEX IF NOT EXISTS agentbot_deliveries_state ON agentbot_deliveries (state, seq);
-CREATE TABLE IF NOT EXISTS agentbot_payloads (delivery_id text PRIMARY KEY, body bytea NOT NULL);
-CREATE TABLE IF NOT EXISTS agentbot_job_logs (
-    id bigserial PRIMARY KEY, job_id text NOT NULL, ts timestamptz NOT NULL DEFAULT now(),
-    line text NOT NULL
-);
-CREATE INDEX IF NOT EXISTS agentbot_job_logs_job ON agentbot_job_logs (job_id, id);
-CREATE TABLE IF NOT EXISTS agentbot_running_keys (key text PRIMARY KEY, job_id text NOT NULL);
-"""
-
-_DEFER = (
-    "SELECT unnest(procrastinate_defer_jobs_v1(ARRAY[ROW(%s, %s, 0, NULL, NULL, %s::jsonb, NULL)"
-    "::procrastinate_job_to_defer_v1]))"
-)
-
-# Stalled: doing, and its worker row is gone (pruned) or its heartbeat is older than the lease
-# the holder asked for.
-_STALLED = """
-SELECT job.id, d.delivery_id, d.attempts
-  FROM procrastinate_jobs job
-  JOIN agentbot_deliveries d ON d.pj_id = job.id
-  LEFT JOIN procrastinate_workers w ON w.id = job.worker_id
- WHERE job.status = 'doing' AND job.queue_name = %(queue)s
-   AND (w.id IS NULL OR w.last_heartbeat < now() - make_interval(secs => d.lease_seconds))
-   FOR UPDATE OF job SKIP LOCKED
-"""
-
-_ACQUIRE = """
-INSERT INTO agentbot_running_keys (key, job_id) VALUES (%(key)s, %(job)s)
-ON CONFLICT (key) DO UPDATE SET job_id = excluded.job_id
-WHERE agentbot_running_keys.job_id = excluded.job_id OR NOT EXISTS (
-    SELECT 1 FROM agentbot_deliveries d
-     WHERE d.delivery_id = agentbot_running_keys.job_id AND d.state = 'running')
-RETURNING job_id
-"""
-
-_SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+from bot.queue.postgres.sql import ACQUIRE, DEFER, QUEUE_NAME, SCHEMA_NAME, TASK_NAME, setup
+from bot.queue.postgres.transitions import complete, fail, recover_stalled
 
 
 class PostgresQueue(QueueBase):
@@ -104,14 +30,14 @@ class PostgresQueue(QueueBase):
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         pool_size: int = 10,
     ) -> None:
-        if not _SCHEMA_NAME.fullmatch(schema):
-            raise QueueError(f"schema name {schema!r} must match {_SCHEMA_NAME.pattern}")
+        if not SCHEMA_NAME.fullmatch(schema):
+            raise QueueError(f"schema name {schema!r} must match {SCHEMA_NAME.pattern}")
         self.schema = schema
         self.max_attempts = max_attempts
         self._workers: dict[str, int] = {}
         self._workers_lock = threading.Lock()
         try:
-            self._setup(conninfo)
+            setup(conninfo, schema)
             self._pool = ConnectionPool(
                 conninfo,
                 min_size=1,
@@ -122,20 +48,6 @@ class PostgresQueue(QueueBase):
             )
         except psycopg.Error as exc:
             raise QueueError(f"cannot open the PostgreSQL queue: {exc}") from exc
-
-    def _setup(self, conninfo: str) -> None:
-        """Create the schema, procrastinate's tables and ours, once, whoever comes first."""
-        with psycopg.connect(conninfo, autocommit=False) as conn:
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"agentbot:{self.schema}",))
-            conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
-            conn.execute(f'SET LOCAL search_path = "{self.schema}"')
-            row = conn.execute(
-                "SELECT to_regclass(%s)", (f'"{self.schema}".procrastinate_jobs',)
-            ).fetchone()
-            if row is None or row[0] is None:
-                conn.execute(SchemaManager.get_schema())
-            conn.execute(_OURS)
-            conn.commit()
 
     def _q(self, sql: str, args: Any = None) -> list[tuple[Any, ...]]:
         """Run one statement in its own transaction."""
@@ -188,7 +100,7 @@ class PostgresQueue(QueueBase):
             return False
         conn.execute("INSERT INTO agentbot_payloads VALUES (%s, %s)", (d.delivery_id, body))
         args = json.dumps({"delivery_id": d.delivery_id})
-        pj = conn.execute(_DEFER, (QUEUE_NAME, TASK_NAME, args)).fetchone()
+        pj = conn.execute(DEFER, (QUEUE_NAME, TASK_NAME, args)).fetchone()
         assert pj is not None
         conn.execute(
             "UPDATE agentbot_deliveries SET pj_id = %s WHERE delivery_id = %s",
@@ -201,7 +113,7 @@ class PostgresQueue(QueueBase):
         try:
             with self._pool.connection() as conn, conn.transaction():
                 wid = self._worker_row(conn, worker_id)
-                self._recover_stalled(conn, lease_seconds)
+                recover_stalled(conn, lease_seconds, self.max_attempts)
                 job = conn.execute(
                     "SELECT id FROM procrastinate_fetch_job_v2(%s::varchar[], %s)",
                     ([QUEUE_NAME], wid),
@@ -224,32 +136,6 @@ class PostgresQueue(QueueBase):
         except psycopg.Error as exc:
             raise QueueError(f"PostgreSQL queue: cannot claim: {exc}") from exc
         return claimed(row, body, worker_id)
-
-    def _recover_stalled(self, conn: psycopg.Connection[tuple[Any, ...]], lease: float) -> None:
-        # Rows of workers long gone (killed processes); their jobs count as stalled below.
-        conn.execute("SELECT procrastinate_prune_stalled_workers_v1(%s)", (max(10 * lease, 600.0),))
-        stalled = conn.execute(_STALLED, {"queue": QUEUE_NAME}).fetchall()
-        for pj_id, delivery_id, attempts in stalled:
-            if attempts >= self.max_attempts:
-                conn.execute("SELECT procrastinate_finish_job_v1(%s, 'failed', false)", (pj_id,))
-                conn.execute(
-                    "UPDATE agentbot_deliveries SET state = 'dead', finished_at = now(),"
-                    " updated_at = now(), error = %s WHERE delivery_id = %s",
-                    (
-                        f"the worker stopped (lease expired) on each of {attempts} attempts",
-                        delivery_id,
-                    ),
-                )
-                conn.execute("DELETE FROM agentbot_running_keys WHERE job_id = %s", (delivery_id,))
-            else:
-                conn.execute(
-                    "SELECT procrastinate_retry_job_v2(%s, now(), NULL, NULL, NULL)", (pj_id,)
-                )
-                conn.execute(
-                    "UPDATE agentbot_deliveries SET state = 'queued', updated_at = now()"
-                    " WHERE delivery_id = %s",
-                    (delivery_id,),
-                )
 
     def heartbeat(self, job_id: str, worker_id: str, lease_seconds: float) -> bool:
         """Refresh the worker's procrastinate heartbeat; False if the job left it."""
@@ -310,16 +196,7 @@ class PostgresQueue(QueueBase):
                 owned = self._owned(conn, job_id, worker_id)
                 if owned is None:
                     return False
-                if owned[2] in ("doing", "todo"):
-                    conn.execute(
-                        "SELECT procrastinate_finish_job_v1(%s, 'succeeded', false)", (owned[0],)
-                    )
-                conn.execute(
-                    "UPDATE agentbot_deliveries SET state = %s, result = %s::jsonb, decision = %s,"
-                    " finished_at = now(), updated_at = now() WHERE delivery_id = %s",
-                    (state.value, result, decision, job_id),
-                )
-                conn.execute("DELETE FROM agentbot_running_keys WHERE job_id = %s", (job_id,))
+                complete(conn, job_id, owned, state.value, result, decision)
         except psycopg.Error as exc:
             raise QueueError(f"PostgreSQL queue: cannot complete {job_id}: {exc}") from exc
         return True
@@ -339,30 +216,7 @@ class PostgresQueue(QueueBase):
                 owned = self._owned(conn, job_id, worker_id)
                 if owned is None:
                     return False
-                pj_id, attempts, status = owned
-                if retry_at is not None and attempts < self.max_attempts:
-                    if status in ("doing", "failed"):
-                        conn.execute(
-                            "SELECT procrastinate_retry_job_v2(%s, %s, NULL, NULL, NULL)",
-                            (pj_id, retry_at),
-                        )
-                    conn.execute(
-                        "UPDATE agentbot_deliveries SET state = 'failed', error = %s,"
-                        " next_attempt_at = %s, updated_at = now() WHERE delivery_id = %s",
-                        (error, retry_at, job_id),
-                    )
-                else:
-                    if status in ("doing", "todo"):
-                        conn.execute(
-                            "SELECT procrastinate_finish_job_v1(%s, 'failed', false)", (pj_id,)
-                        )
-                    conn.execute(
-                        "UPDATE agentbot_deliveries SET state = 'dead', error = %s,"
-                        " next_attempt_at = NULL, finished_at = now(), updated_at = now()"
-                        " WHERE delivery_id = %s",
-                        (error, job_id),
-                    )
-                conn.execute("DELETE FROM agentbot_running_keys WHERE job_id = %s", (job_id,))
+                fail(conn, job_id, owned, error, retry_at, self.max_attempts)
         except psycopg.Error as exc:
             raise QueueError(f"PostgreSQL queue: cannot fail {job_id}: {exc}") from exc
         return True
@@ -381,7 +235,7 @@ class PostgresQueue(QueueBase):
 
     def acquire_key(self, key: str, job_id: str) -> bool:
         """Hold `key` unless another running job holds it."""
-        return bool(self._q(_ACQUIRE, {"key": key, "job": job_id}))
+        return bool(self._q(ACQUIRE, {"key": key, "job": job_id}))
 
     def release_key(self, key: str, job_id: str) -> None:
         """Give `key` back if this job holds it."""
