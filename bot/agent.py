@@ -35,9 +35,9 @@ from bot.clock import Clock
 from bot.cost import BudgetTracker
 from bot.errors import AgentError, AgentExecutionError, LimitsExceeded, LLMError
 from bot.llm import LLM, Reply, ToolUseBlock
-from bot.models import AgentOutput, AgentResult, AgentStatus, SessionStatusFile, Usage
+from bot.models import AgentOutput, AgentResult, AgentStatus, Usage
 from bot.roles import Role
-from bot.session import Session, agent_report
+from bot.session import AgentTrace, Session
 from bot.tools import FINISH_NAME, Toolbox, tool_definitions
 
 NO_TOOL_CALL = (
@@ -49,13 +49,6 @@ CUT_OFF = (
     " large files in parts), and call `finish` when you are done."
 )
 FINISH_ACCEPTED = "Result recorded. Your work is over."
-
-_FINAL_STATE = {
-    AgentStatus.OK: "DONE",
-    AgentStatus.NEEDS_INFO: "ASK_USER",
-    AgentStatus.BLOCKED: "BLOCKED",
-    AgentStatus.FAIL: "BLOCKED",
-}
 
 
 def run_agent(
@@ -127,7 +120,7 @@ class _Run:
         self.llm = llm
         self.budget = budget
         self.clock = clock
-        self.session = session
+        self.trace = AgentTrace(session, role.name.value, clock)
         self.toolbox = toolbox
         self.max_invalid_finish = max_invalid_finish
         self.system = system
@@ -258,35 +251,13 @@ class _Run:
             return None, "question: NEEDS_INFO needs the question to ask in `question`"
         return output, ""
 
-    # --- artifacts ----------------------------------------------------------------------------
+    # --- the end -------------------------------------------------------------------------------
 
     def _log(self, event: str, **fields: Any) -> None:
-        if self.session is not None:
-            self.session.append_transcript({"event": event, "role": self.role.name.value, **fields})
-
-    def _status(self, state: str, status: AgentStatus | None, issue: str = "") -> None:
-        if self.session is None:
-            return
-        try:
-            current = self.session.read_status()
-        except (OSError, ValueError):  # none yet, or unreadable: start afresh
-            current = SessionStatusFile(session=self.session.name)
-        issues = [*current.known_issues, issue] if issue else current.known_issues
-        self.session.write_status(
-            current.model_copy(
-                update={
-                    "current_state": state,
-                    "status": status,
-                    "known_issues": issues,
-                    "last_update": self.clock.now(),
-                }
-            )
-        )
+        self.trace.event(event, **fields)
 
     def _start(self) -> None:
-        self._status("IMPLEMENT_LOOP", None)
-        self._log(
-            "start",
+        self.trace.started(
             provider=self.llm.provider,
             model=self.llm.model,
             max_turns=self.role.max_turns,
@@ -311,19 +282,7 @@ class _Run:
             cost_usd=self.budget.cost_usd - self.cost_at_start,
             turns=self.turns,
         )
-        if self.session is not None:
-            self._log(
-                "end",
-                status=status.value,
-                success=result.success,
-                error=error,
-                turns=result.turns,
-                usage=result.usage,
-                cost_usd=result.cost_usd,
-                files_modified=result.files_modified,
-            )
-            self._status(_FINAL_STATE[status], status, error or "")
-            self.session.write_report(agent_report(result))
+        self.trace.ended(result, status)
         return result
 
 

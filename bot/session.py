@@ -1,4 +1,5 @@
-"""Session artifacts of one job (seed 004): status.json, transcript.jsonl and report.md.
+"""Session artifacts of one job (seed 004): status.json, transcript.jsonl and report.md, and
+the `AgentTrace` through which an agent run writes them.
 
 A session lives in `<data_dir>/sessions/<YYYY-MM-DD>_<slug>/`. `status.json` and
 `report.md` are replaced atomically (temp file + rename), so a reader never sees a
@@ -21,7 +22,7 @@ from pydantic import BaseModel
 
 from bot.clock import Clock
 from bot.logs import redactor
-from bot.models import AgentResult, AgentStatus, SessionStatusFile
+from bot.models import AgentResult, AgentStatus, SessionPhase, SessionStatusFile
 
 STATUS_FILE = "status.json"
 TRANSCRIPT_FILE = "transcript.jsonl"
@@ -125,6 +126,72 @@ class Session:
             _write_atomic(
                 self.path / REPORT_FILE, markdown if markdown.endswith("\n") else markdown + "\n"
             )
+
+
+_FINAL_STATE: dict[AgentStatus, SessionPhase] = {
+    AgentStatus.OK: "DONE",
+    AgentStatus.NEEDS_INFO: "ASK_USER",
+    AgentStatus.BLOCKED: "BLOCKED",
+    AgentStatus.FAIL: "BLOCKED",
+}
+
+
+class AgentTrace:
+    """What one agent run leaves in its session: transcript events, status.json, report.md.
+
+    Without a session (a run nobody records) every call does nothing.
+    """
+
+    def __init__(self, session: Session | None, role: str, clock: Clock) -> None:
+        self.session = session
+        self.role = role
+        self.clock = clock
+
+    def event(self, event: str, /, **fields: Any) -> None:
+        """One transcript line for this role (`fields` may hold a `name`: a tool's)."""
+        if self.session is not None:
+            self.session.append_transcript({"event": event, "role": self.role, **fields})
+
+    def started(self, **fields: Any) -> None:
+        """The run began: status IMPLEMENT_LOOP, a `start` event with its set-up."""
+        self._status("IMPLEMENT_LOOP", None)
+        self.event("start", **fields)
+
+    def ended(self, result: AgentResult, status: AgentStatus) -> None:
+        """The run ended: an `end` event, the final status, and report.md."""
+        if self.session is None:
+            return
+        self.event(
+            "end",
+            status=status.value,
+            success=result.success,
+            error=result.error_details,
+            turns=result.turns,
+            usage=result.usage,
+            cost_usd=result.cost_usd,
+            files_modified=result.files_modified,
+        )
+        self._status(_FINAL_STATE[status], status, result.error_details or "")
+        self.session.write_report(agent_report(result))
+
+    def _status(self, state: SessionPhase, status: AgentStatus | None, issue: str = "") -> None:
+        if self.session is None:
+            return
+        try:
+            current = self.session.read_status()
+        except (OSError, ValueError):  # none yet, or unreadable: start afresh
+            current = SessionStatusFile(session=self.session.name)
+        issues = [*current.known_issues, issue] if issue else current.known_issues
+        self.session.write_status(
+            current.model_copy(
+                update={
+                    "current_state": state,
+                    "status": status,
+                    "known_issues": issues,
+                    "last_update": self.clock.now(),
+                }
+            )
+        )
 
 
 def agent_report(result: AgentResult) -> str:
