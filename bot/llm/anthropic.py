@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from bot.clock import Clock
+from bot.llm.adapter import SDKAdapter
 from bot.llm.port import ContentBlock, Reply, StopReason, TextBlock, ToolUseBlock
-from bot.llm.retry import SDKAdapter
 from bot.models import Usage
 
 if TYPE_CHECKING:

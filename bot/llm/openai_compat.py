@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from bot.clock import Clock
 from bot.errors import LLMError
+from bot.llm.adapter import SDKAdapter
 from bot.llm.port import ContentBlock, Reply, StopReason, TextBlock, ToolUseBlock
-from bot.llm.retry import SDKAdapter
 from bot.llm.schemas import function_tool_schemas
 from bot.models import Usage
 
