@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.models import AgentRole
+from bot.models import AgentRole, ValidationReport
 from bot.roles.base import WORKSPACE_TOOLS, Role
 from bot.tools import cap_text
 from bot.untrusted import fence
@@ -47,4 +47,26 @@ def build_task(
             f"Make `{command}` pass with the smallest change that keeps the intent of the work,"
             " then run the other checks and call `finish`.",
         ]
+    )
+
+
+def repair_task(
+    failing: ValidationReport,
+    *,
+    goal: str,
+    round: int,
+    max_rounds: int,
+    files_changed: Sequence[str] = (),
+) -> str:
+    """`build_task` for a validation report's failing stage."""
+    gate = failing.failing_gate
+    result = gate.command_result if gate else None
+    return build_task(
+        goal=goal,
+        stage=gate.gate_name if gate else "test",
+        command=" ".join(result.command) if result else "",
+        output=result.output if result else "",
+        round=round,
+        max_rounds=max_rounds,
+        files_changed=files_changed,
     )

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.models import AgentRole
+from bot.models.github import Comment, Issue
 from bot.roles.base import WORKSPACE_TOOLS, Role
 from bot.untrusted import fence
 
@@ -60,3 +61,21 @@ def build_task(
         " finish with NEEDS_INFO and your question."
     )
     return "\n\n".join(parts)
+
+
+def issue_task(repo: str, issue: Issue, comments: Sequence[Comment]) -> str:
+    """`build_task` for an issue as GitHub returns it: people's comments only (not bots')."""
+    human = [
+        IssueComment(author=c.user, body=c.body)
+        for c in comments
+        if not c.body.startswith("<!-- agentbot") and not c.user.endswith("[bot]")
+    ]
+    return build_task(
+        repo=repo,
+        number=issue.number,
+        title=issue.title,
+        body=issue.body,
+        author=issue.user,
+        labels=issue.labels,
+        comments=human,
+    )

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from bot.errors import AgentbotError, AgentError, GitError, LimitsExceeded
 from bot.git import Workspace
 from bot.models import (
-    AgentOutput,
     AgentResult,
     AgentStatus,
     Job,
@@ -25,7 +24,11 @@ from bot.roles.implementer import build_task
 from bot.session import Session
 from bot.tasks_md import Task, TaskPlan, parse_tasks, tick
 from bot.untrusted import fence
-from bot.workflows.agents import concerns, job_budget, open_session, run_role, unmet
+from bot.workflows.agents import concerns, open_session, run_role, unmet
+from bot.workflows.flow import Flow, Refused
+from bot.workflows.pulls import publish_pull
+from bot.workflows.tasks_file import find_tasks
+from bot.workflows.tasks_file import selection as tasks_selection
 from bot.workflows.validate import validate
 from bot.workflows.workspace import open_workspace
 
@@ -42,18 +45,15 @@ class TaskOutcome:
     sha: str = ""
 
 
-class ImplementRun:
+class ImplementRun(Flow):
     """One run of the Implementer over a tasks file on one branch."""
 
     def __init__(self, job: Job, env: JobEnv) -> None:
-        self.job, self.env, self.cfg, self.gh = job, env, env.config, env.github
+        super().__init__(job, env, "implementer")
         self.lock = threading.Lock()  # guards the budget and the job log across [P] threads
-        self.budget = job_budget(env, "implementer")
         self.outcomes: dict[str, TaskOutcome] = {}
-        self.outputs: list[AgentOutput] = []
         self.tasks_path = ""
         self.plan: TaskPlan | None = None
-        self.result = JobResult(job=job, status=JobStatus.FAILED, started_at=env.clock.now())
 
     # --- entry -----------------------------------------------------------------------
 
@@ -63,9 +63,9 @@ class ImplementRun:
         ws = open_workspace(self.env, self.job.repo, f"implement-{branch.replace('/', '-')}")
         ws.fetch()
         ws.switch(branch, at=f"origin/{branch}")
-        tasks_path = self.tasks_path = self.find_tasks(ws)
+        tasks_path = self.tasks_path = find_tasks(ws, str(self.job.params.get("tasks_path") or ""))
         plan = self.plan = parse_tasks((ws.path / tasks_path).read_text(encoding="utf-8"))
-        selection = self.selection(plan)
+        selection = tasks_selection(plan, self.job.params)
         session = open_session(self.env, self.job.repo, f"implement-{branch}")
         self.result = self.result.model_copy(update={"branch": branch})
 
@@ -88,7 +88,7 @@ class ImplementRun:
         if self.job.number is not None:
             pr = self.gh.get_pull(self.job.repo, self.job.number)
             if pr.head_repo != self.job.repo:
-                raise _Refused(
+                raise Refused(
                     f"`/implement` runs only on branches of {self.job.repo}; this pull request"
                     f" comes from {pr.head_repo or 'a deleted fork'}, and agentbot does not push to"
                     " forks or run their code with this repository's credentials."
@@ -97,40 +97,6 @@ class ImplementRun:
         if not self.job.ref:
             raise AgentbotError("an implement job needs a pull request number or a branch")
         return self.job.ref.removeprefix("refs/heads/"), None
-
-    def find_tasks(self, ws: Workspace) -> str:
-        """The tasks file named by the job, else the only `tasks.md` in the tree."""
-        named = str(self.job.params.get("tasks_path") or "")
-        if named:
-            if not (ws.path / named).is_file():
-                raise AgentbotError(f"tasks file {named!r} not found on the branch")
-            self.inside(ws, named)
-            return named
-        found = sorted(p for p in ws.tracked_files() if p == "tasks.md" or p.endswith("/tasks.md"))
-        if not found:
-            raise AgentbotError(
-                "no tasks.md on the branch; name one: `/implement path/to/tasks.md`"
-            )
-        if found:
-            self.inside(ws, found[0])
-        if len(found) > 1:
-            raise AgentbotError(
-                f"several tasks.md files ({', '.join(found)}); name one: `/implement {found[0]}`"
-            )
-        return found[0]
-
-    @staticmethod
-    def inside(ws: Workspace, path: str) -> None:
-        """Refuse a tasks file that resolves outside the workspace (a symlink, `..`)."""
-        if not (ws.path / path).resolve().is_relative_to(ws.path.resolve()):
-            raise _Refused(f"{path} points outside the repository; agentbot will not follow it")
-
-    def selection(self, plan: TaskPlan) -> set[str] | None:
-        """`--task` / `--phase` narrowing, or everything."""
-        task, phase = self.job.params.get("task"), self.job.params.get("phase")
-        if not task and not phase:
-            return None
-        return plan.select(tasks=[str(task)] if task else [], phases=[int(phase)] if phase else [])
 
     def blocked_by_failure(self, plan: TaskPlan, task: Task) -> bool:
         """True when a task this one depends on failed or was skipped."""
@@ -225,7 +191,7 @@ class ImplementRun:
             attempt=attempt,
             last_error=last_error[-4000:],
         )
-        res = self.agent(IMPLEMENTER, text, ws, session)
+        res = self.agent_in(ws, IMPLEMENTER, text, session)
         if res.output is None or res.output.status != AgentStatus.OK:
             return f"the agent stopped: {res.message}"
         if problem := unmet(res.output):
@@ -247,16 +213,11 @@ class ImplementRun:
         """A Fixer round for a task's failing validation."""
         gate = failing.failing_gate
         out = gate.command_result.output[-6000:] if gate and gate.command_result else ""
-        self.agent(
-            FIXER,
-            f"Validation fails after task {task.id}. Repair it minimally.\n\n"
-            + fence(out, label="validation output"),
-            ws,
-            session,
-        )
+        task_text = f"Validation fails after task {task.id}. Repair it minimally.\n\n"
+        self.agent_in(ws, FIXER, task_text + fence(out, label="validation output"), session)
 
-    def agent(self, role: Role, text: str, ws: Workspace, session: Session) -> AgentResult:
-        """Run an agent on one workspace; all agents of the run share one budget."""
+    def agent_in(self, ws: Workspace, role: Role, text: str, session: Session) -> AgentResult:
+        """Run an agent on one workspace (a [P] task's own); all share the run's budget."""
         result = run_role(self.env, role, text, ws.path, budget=self.budget, session=session)
         if result.output is not None:
             with self.lock:
@@ -290,48 +251,29 @@ class ImplementRun:
         status = JobStatus.SUCCESS if not failed else JobStatus.FAILED
         if not self.outcomes:
             status = JobStatus.NEUTRAL
-        result = self.result.model_copy(
+        self.result = self.result.model_copy(
             update={
-                "status": status,
                 "items": items,
                 "summary": f"{len(done)} tasks done, {len(failed)} failed,"
                 f" {len(items) - len(done) - len(failed)} skipped",
-                "error": "; ".join(f"{o.task.id}: {o.detail[:200]}" for o in failed),
                 "security_concerns": flagged,
-                "usage": self.budget.usage,
-                "cost_usd": self.budget.cost_usd,
-                "turns": self.budget.turns,
-                "finished_at": self.env.clock.now(),
             }
         )
+        error = "; ".join(f"{o.task.id}: {o.detail[:200]}" for o in failed)
+        result = self.finished(status, error=error)
         if not done and pr_number is None:
             return result
-        pr_number = pr_number or self.open_pull(branch)
-        repo = self.job.repo
-        if pr_number is None:
-            pr = self.gh.create_pull(
-                repo,
-                title=implement_pr_title(branch),
-                head=branch,
-                base=self.gh.default_branch(repo),
-                body=body,
-                draft=bool(flagged),
-            )
-        else:
-            pr = self.gh.update_pull(repo, pr_number, body=body)
-        if flagged:
-            self.gh.add_labels(repo, pr.number, [self.cfg.labels.security_review])
+        pr, _ = publish_pull(
+            self.env,
+            self.job.repo,
+            head=branch,
+            title=implement_pr_title(branch),
+            body=body,
+            number=pr_number,
+            retitle=False,
+            concerns=flagged,
+        )
         return result.model_copy(update={"pr_url": pr.html_url, "pr_number": pr.number})
-
-    def open_pull(self, branch: str) -> int | None:
-        """The number of the open pull request from `branch`, if there is one."""
-        owner = self.job.repo.split("/")[0]
-        existing = self.gh.list_pulls(self.job.repo, head=f"{owner}:{branch}", state="open")
-        return existing[0].number if existing else None
-
-
-class _Refused(AgentbotError):
-    """The job must not run; the user gets the message as a comment."""
 
 
 def implement(job: Job, env: JobEnv) -> JobResult:
@@ -339,19 +281,12 @@ def implement(job: Job, env: JobEnv) -> JobResult:
     run = ImplementRun(job, env)
     try:
         return run.run()
-    except _Refused as exc:
+    except Refused as exc:
         if job.number is not None:
             env.github.create_comment(job.repo, job.number, f"agentbot: {exc}")
-        return run.result.model_copy(
-            update={"status": JobStatus.NEUTRAL, "error": str(exc), "finished_at": env.clock.now()}
-        )
+        return run.neutral(str(exc))
     except AgentbotError as exc:
-        return run.result.model_copy(
-            update={"status": JobStatus.FAILED, "error": str(exc), "finished_at": env.clock.now()}
-        )
+        return run.fail(str(exc))
     except Exception as exc:
         env.log.exception("implement crashed")
-        error = f"internal error: {type(exc).__name__}: {exc}"
-        return run.result.model_copy(
-            update={"status": JobStatus.FAILED, "error": error, "finished_at": env.clock.now()}
-        )
+        return run.fail(f"internal error: {type(exc).__name__}: {exc}")

@@ -1,0 +1,100 @@
+"""What every agent workflow shares: its result so far, the budget, the workspace and session
+once opened, the agent step, the limits check, and an early end (`Stop`).
+
+A new workflow subclasses `Flow`, writes its steps as methods, and overrides `fail` to say
+why where its users will look (fix_issue: the progress comment and a label).
+"""
+
+from __future__ import annotations
+
+from bot.errors import AgentbotError, AgentError, LimitsExceeded
+from bot.git import Workspace
+from bot.models import AgentOutput, AgentResult, Job, JobResult, JobStatus
+from bot.ports import JobEnv
+from bot.roles import Role
+from bot.session import Session
+from bot.workflows.agents import job_budget, run_role
+from bot.workflows.limits import limit_violations
+
+
+class Refused(AgentbotError):
+    """The job must not run here; the user gets the message as a comment."""
+
+
+class Stop(Exception):
+    """Ends a flow early with a finished result."""
+
+    def __init__(self, result: JobResult) -> None:
+        super().__init__(result.error or result.summary)
+        self.result = result
+
+
+class Flow:
+    """One run of a workflow; holds what its steps share."""
+
+    def __init__(self, job: Job, env: JobEnv, budget_role: str) -> None:
+        self.job, self.env, self.gh, self.cfg = job, env, env.github, env.config
+        self.result = JobResult(job=job, status=JobStatus.FAILED, started_at=env.clock.now())
+        self.budget = job_budget(env, budget_role)
+        self.outputs: list[AgentOutput] = []
+        self.base_sha = ""
+        self._ws: Workspace | None = None
+        self._session: Session | None = None
+
+    @property
+    def ws(self) -> Workspace:
+        """The workspace, once a step opened it."""
+        assert self._ws is not None, "no workspace yet"
+        return self._ws
+
+    @property
+    def session(self) -> Session:
+        """The session folder, once a step opened it."""
+        assert self._session is not None, "no session yet"
+        return self._session
+
+    def agent(self, role: Role, task: str) -> AgentResult:
+        """Run one agent in the workspace; usage lands in the budget, its answer in `outputs`.
+
+        A spent budget or a broken agent ends the flow (`Stop`) through `fail`.
+        """
+        try:
+            result = run_role(
+                self.env, role, task, self.ws.path, budget=self.budget, session=self.session
+            )
+        except LimitsExceeded as exc:
+            raise Stop(self.fail(f"budget exhausted: {exc}")) from exc
+        except AgentError as exc:
+            raise Stop(self.fail(f"the agent failed: {exc}")) from exc
+        if result.output is not None:
+            self.outputs.append(result.output)
+        return result
+
+    def check_limits(self) -> None:
+        """End the flow with an explaining failure when the change breaks a limit."""
+        problems = limit_violations(self.ws, self.base_sha, self.cfg.limits)
+        if problems:
+            raise Stop(
+                self.fail("the change breaks the repository's limits: " + "; ".join(problems))
+            )
+
+    def finished(self, status: JobStatus, *, error: str = "") -> JobResult:
+        """The result with its final status, usage and end time."""
+        return self.result.model_copy(
+            update={
+                "status": status,
+                "error": error,
+                "usage": self.budget.usage,
+                "cost_usd": self.budget.cost_usd,
+                "turns": self.budget.turns,
+                "finished_at": self.env.clock.now(),
+            }
+        )
+
+    def neutral(self, reason: str) -> JobResult:
+        """Nothing to do: no writes at all."""
+        return self.finished(JobStatus.NEUTRAL, error=reason)
+
+    def fail(self, reason: str) -> JobResult:
+        """The failed result; subclasses also say why where their users look."""
+        return self.finished(JobStatus.FAILED, error=reason)
