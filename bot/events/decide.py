@@ -20,7 +20,8 @@ from bot.config import RepoConfig
 from bot.events.decision import Ignore
 from bot.events.delivery import Delivery
 from bot.events.payloads import Envelope
-from bot.events.routes import ROUTES, Context, early, event_label
+from bot.events.routes import ROUTES
+from bot.events.rules import Context, early, event_label
 from bot.models import Job, JobKind
 
 
