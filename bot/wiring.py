@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from bot.config import RepoConfig, Settings
 from bot.errors import NoCredentials
-from bot.ports import GitHubPort, Handler, JobEnv, push_branch
+from bot.ports import GitHubFor, GitHubPort, Handler, JobEnv, push_branch
 from bot.ports.recording import RecordingGitHub, RecordingPush
 
 if TYPE_CHECKING:
@@ -21,9 +21,6 @@ if TYPE_CHECKING:
     from bot.models import JobKind
     from bot.queue import JobQueue
     from bot.worker import WorkerDeps
-
-GitHubFor = Callable[[int | None, str], GitHubPort]
-"""(installation id from the delivery, `owner/name`) -> a client acting for it."""
 
 
 def github_for(settings: Settings) -> GitHubFor | None:

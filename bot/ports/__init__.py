@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FactCache",
+    "GitHubFor",
     "GitHubPort",
     "GitHubProxy",
     "GitHubReads",
@@ -37,6 +38,9 @@ __all__ = [
 
 Push = Callable[["Workspace", str], None]
 """Publish a workspace's branch to origin."""
+
+GitHubFor = Callable[[int | None, str], GitHubPort]
+"""(installation id from the delivery, `owner/name`) -> a client acting for it."""
 
 
 def push_branch(ws: Workspace, branch: str) -> None:

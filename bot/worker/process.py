@@ -19,10 +19,9 @@ from bot.errors import AgentbotError, NoCredentials
 from bot.events import Delivery, Ignore, describe
 from bot.llm import LLM
 from bot.models import Job, JobKind, JobResult
-from bot.ports import GitHubPort, Handler, JobEnv
+from bot.ports import GitHubFor, GitHubPort, Handler, JobEnv
 from bot.queue import JobQueue, QueuedJob
 from bot.usecase import DISPATCHED, UseCase, dispatch_inputs
-from bot.wiring import GitHubFor
 
 log = logging.getLogger("agentbot.worker")
 
