@@ -253,3 +253,47 @@ def test_app_mode_records_the_kind_before_it_runs(world: World) -> None:
     assert isinstance(through_the_app(world, *labeled(1, "wendy")), JobResult)
     (job,) = world.handler.jobs
     assert (job.kind, job.number, job.delivery_id) == (JobKind.FIX_ISSUE, 1, "d-1")
+
+
+@pytest.mark.slow
+def test_a_fix_in_app_mode_asks_each_fact_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The App's whole path for a real fix: every GET is a different question."""
+    import os
+
+    from tests.e2e import REPO as CALC
+    from tests.e2e import fast_validation_yaml
+    from tests.e2e import world as e2e_world
+    from tests.fakes.gitrepo import server_url
+    from tests.test_fix_issue import fix_script
+
+    for name in [n for n in os.environ if n.startswith(ENV_NAMES)]:
+        monkeypatch.delenv(name)
+    with e2e_world(tmp_path, fix_script(), repo_yaml=fast_validation_yaml()) as w:
+        w.gh.set_permission(CALC, "alice", "write")
+        w.gh.add_issue(CALC, number=7, title="add() is wrong", labels=["agent-fix"], user="bob")
+        settings = Settings(
+            github_token=SecretStr("ghs_" + "t" * 36),
+            github_api_url=w.gh.url,
+            github_server_url=server_url(tmp_path / "server"),
+            anthropic_api_key=SecretStr("sk-ant-test"),
+            anthropic_base_url=w.llm.base_url,
+            data_dir=tmp_path / "data",
+        )
+        queue = SqliteQueue(tmp_path / "queue.db", clock=FakeClock())
+        try:
+            deps = worker_deps(settings, queue, HANDLERS)
+            event, payload = labeled(7, "alice")
+            payload["repository"]["full_name"] = CALC
+            queue.enqueue("d-7", event, json.dumps(payload).encode())
+            Worker(queue, process=lambda r: process_delivery(r, deps), worker_id="w").run_once()
+            rec = queue.get("d-7")
+            assert rec is not None and rec.result is not None, rec and rec.error
+            assert rec.result.status is JobStatus.SUCCESS, rec.result.error
+        finally:
+            queue.close()
+        calls = [f"{c.method} {c.path} {sorted(c.query.items())}" for c in w.gh.calls]
+        reads = [c for c in calls if c.startswith("GET ")]
+        assert len(reads) == len(set(reads)), "\n".join(calls)
+        assert len(calls) <= 10, "\n".join(calls)
