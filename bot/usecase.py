@@ -69,6 +69,8 @@ class UseCase:
     """The door's say on a decided job (its inputs, its bookkeeping)."""
     hold: Callable[[Job], bool] = _free
     """Take the job's key (one running job per issue); False: another job holds it."""
+    config_path: str = REPO_CONFIG_PATH
+    """Where the repository keeps its config (the Action's `--config`)."""
     clock: Clock = field(default_factory=SystemClock)
 
     def handle(self, delivery: Delivery) -> JobResult | Ignore:
@@ -96,7 +98,7 @@ class UseCase:
         branches = {repo: delivery.default_branch} if delivery.default_branch else {}
         github = FactCache(self.github_for(delivery), default_branches=branches)
         try:
-            config, broken = github.config(repo), None
+            config, broken = github.config(repo, self.config_path), None
         except ConfigError as exc:
             config, broken = RepoConfig(), exc
         decision = settle(screened, config, kinds=self.handlers, bot_login=self.bot_login)
@@ -132,10 +134,10 @@ class UseCase:
                 github.create_comment(
                     would.repo,
                     would.number,
-                    f"agentbot cannot start: `{REPO_CONFIG_PATH}` on `{branch}` is invalid:"
+                    f"agentbot cannot start: `{self.config_path}` on `{branch}` is invalid:"
                     f" {exc}\n\nFix the file on the default branch and ask again.",
                 )
-        raise ConfigError(f"invalid {REPO_CONFIG_PATH}: {exc}")
+        raise ConfigError(f"invalid {self.config_path}: {exc}")
 
     # --- guard -----------------------------------------------------------------------------
 

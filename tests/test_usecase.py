@@ -297,3 +297,19 @@ def test_a_fix_in_app_mode_asks_each_fact_once(
         reads = [c for c in calls if c.startswith("GET ")]
         assert len(reads) == len(set(reads)), "\n".join(calls)
         assert len(calls) <= 10, "\n".join(calls)
+
+
+def test_the_action_reads_the_config_path_it_is_given(world: World) -> None:
+    world.gh.set_file(REPO, ".github/bot.yml", "labels: {fix: 'bot:fix'}\n")
+    handlers = dict.fromkeys(HANDLERS, world.handler)
+    door = action_door(
+        world.settings(),
+        handlers,
+        checkout=world.tmp,
+        dry_run=False,
+        inputs={},
+        config_path=".github/bot.yml",
+    )
+    assert isinstance(door.handle(Delivery(*labeled(1, "wendy", "bot:fix"))), JobResult)
+    fetched = world.gh.calls_to("GET", rf"/repos/{REPO}/contents/.*")
+    assert [c.path for c in fetched] == [f"/repos/{REPO}/contents/.github/bot.yml"]

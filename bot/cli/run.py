@@ -12,7 +12,7 @@ import typer
 
 from bot.cli._common import cli_settings, usage_error
 from bot.cli.app import EXIT_NEUTRAL, app
-from bot.config import RepoConfig, Settings
+from bot.config import REPO_CONFIG_PATH, RepoConfig, Settings
 from bot.errors import ConfigError
 from bot.events import Delivery, Ignore, repo_full_name
 from bot.events.triggers import dispatch_params
@@ -72,7 +72,7 @@ def run(
     repo_dir: Annotated[Path, typer.Option("--repo", help="The checkout to work in.")] = Path(),
     config_path: Annotated[
         str, typer.Option("--config", envvar="AGENTBOT_CONFIG", help="Config path in the repo.")
-    ] = ".github/agentbot.yml",
+    ] = REPO_CONFIG_PATH,
     dry_run: Annotated[bool, typer.Option("--dry-run", envvar="AGENTBOT_DRY_RUN")] = False,
     label: Annotated[str, typer.Option(envvar="AGENTBOT_LABEL", help="Refuel: label.")] = "",
     limit: Annotated[str, typer.Option(envvar="AGENTBOT_LIMIT", help="Refuel: most issues.")] = "",
@@ -102,6 +102,7 @@ def run(
         checkout=repo_dir,
         dry_run=dry_run,
         inputs={"label": label, "limit": limit, "max_usd": max_usd},
+        config_path=config_path,
     )
     try:
         outcome = door.handle(Delivery(event_name, payload))
@@ -124,6 +125,7 @@ def action_door(
     checkout: Path,
     dry_run: bool,
     inputs: Mapping[str, Any],
+    config_path: str = REPO_CONFIG_PATH,
 ) -> UseCase:
     """The use case as the Action runs it: token client, this checkout, the step's inputs."""
 
@@ -145,7 +147,13 @@ def action_door(
             raise ConfigError(problem)
         return job.model_copy(update={"params": {**given, **job.params}})
 
-    return UseCase(github_for=client, handlers=handlers, make_env=env, decided=with_inputs)
+    return UseCase(
+        github_for=client,
+        handlers=handlers,
+        make_env=env,
+        decided=with_inputs,
+        config_path=config_path,
+    )
 
 
 def _neutral(reason: str, code: int) -> None:
