@@ -5,42 +5,22 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
-import re
 from collections.abc import Iterable
+
+from bot.secrets import redact, register
 
 job_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("agentbot_job_id", default="")
 
-# Token shapes GitHub and LLM providers issue; redacted even when no one registered them.
-_TOKEN_PATTERNS = re.compile(
-    r"(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|sk-ant-[A-Za-z0-9_-]{10,}"
-    r"|sk-[A-Za-z0-9_-]{20,}|v1\.[0-9a-f]{40})"
-)
-
 
 class RedactFilter(logging.Filter):
-    """Replace every known secret (and anything shaped like a token) with `***`."""
-
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
-        super().__init__()
-        self.secrets = {s for s in secrets if s and len(s) >= 4}
-
-    def add(self, secret: str) -> None:
-        """Register one more secret (an installation token fetched later)."""
-        if secret and len(secret) >= 4:
-            self.secrets.add(secret)
-
-    def redact(self, text: str) -> str:
-        """Return `text` with secrets replaced."""
-        for secret in self.secrets:
-            text = text.replace(secret, "***")
-        return _TOKEN_PATTERNS.sub("***", text)
+    """Replace every registered secret (and anything shaped like a token) with `***`."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         """Render the message once, redacted, and attach the job id."""
-        record.msg = self.redact(record.getMessage())
+        record.msg = redact(record.getMessage())
         record.args = None
         if record.exc_info and record.exc_info[1] is not None:
-            record.exc_text = self.redact(logging.Formatter().formatException(record.exc_info))
+            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
             record.exc_info = None
         record.job_id = job_id_var.get()
         return True
@@ -63,20 +43,12 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(data)
 
 
-_FILTER = RedactFilter()
-
-
-def redactor() -> RedactFilter:
-    """The process-wide redaction filter, so late secrets (installation tokens) can join."""
-    return _FILTER
-
-
 def setup_logging(
     *, json_lines: bool, level: int = logging.INFO, secrets: Iterable[str] = ()
 ) -> None:
     """Configure the root logger once; called by the entry points only."""
-    for s in secrets:
-        _FILTER.add(s)
+    for value in secrets:
+        register(value)
     handler: logging.Handler
     if json_lines:
         handler = logging.StreamHandler()
@@ -89,7 +61,7 @@ def setup_logging(
         handler = RichHandler(
             console=Console(stderr=True), show_path=False, markup=False, rich_tracebacks=False
         )
-    handler.addFilter(_FILTER)
+    handler.addFilter(RedactFilter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)

@@ -21,8 +21,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from bot.clock import Clock
-from bot.logs import redactor
 from bot.models import AgentResult, AgentStatus, SessionPhase, SessionStatusFile
+from bot.secrets import redact
 
 STATUS_FILE = "status.json"
 TRANSCRIPT_FILE = "transcript.jsonl"
@@ -108,7 +108,7 @@ class Session:
         record = event if "ts" in event else {"ts": self.clock.now().isoformat(), **event}
         # Tool output can quote a secret (a token printed by a test): the transcript is
         # uploaded as an artifact, so it is redacted like a log line.
-        line = redactor().redact(json.dumps(record, default=_json_default, ensure_ascii=False))
+        line = redact(json.dumps(record, default=_json_default, ensure_ascii=False))
         with self._lock, (self.path / TRANSCRIPT_FILE).open("a", encoding="utf-8") as fh:
             fh.write(line + "\n")
 

@@ -119,10 +119,10 @@ def test_report_is_written(tmp_path: Path, clock: FakeClock) -> None:
 
 
 def test_transcript_redacts_registered_secrets(tmp_path: Path) -> None:
-    from bot.logs import redactor
+    from bot.secrets import register
 
     secret = "s3cr3t-value-registered-for-this-test"
-    redactor().add(secret)
+    register(secret)
     session = Session.create(tmp_path, "redact", FakeClock())
     session.append_transcript({"type": "tool_result", "content": f"token={secret}"})
     session.append_transcript({"type": "tool_result", "content": "ghp_" + "a" * 36})

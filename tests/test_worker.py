@@ -433,7 +433,7 @@ def test_pool_runs_jobs_in_threads_and_stops(queue: SqliteQueue) -> None:
 
 def test_job_log_lines_are_redacted_and_follow_a_long_job(tmp_path: Path) -> None:
     """Lines reach the job's log while it runs (heartbeat flush), secrets never."""
-    from bot.logs import redactor
+    from bot.secrets import register
 
     q = SqliteQueue(tmp_path / "logs.db")
     q.enqueue("d-1", "x", b"{}")
@@ -442,7 +442,7 @@ def test_job_log_lines_are_redacted_and_follow_a_long_job(tmp_path: Path) -> Non
     old = root.level
     root.setLevel(logging.INFO)
     root.addHandler(handler)
-    redactor().add("hunter2-secret")
+    register("hunter2-secret")
     seen_while_running: list[list[str]] = []
 
     def slow(job: QueuedJob) -> None:

@@ -12,7 +12,7 @@ from bot.errors import GitError
 from bot.git import branches, changes, history, runner
 from bot.git.changes import FileChange
 from bot.git.runner import Completed
-from bot.logs import redactor
+from bot.secrets import register
 
 # `git worktree add/remove` on one repository from several threads race on its admin
 # files; one lock per repository (keyed by its common git dir) serialises them.
@@ -34,7 +34,7 @@ class Workspace:
         self.path = Path(path).resolve()
         self.token = token
         for secret in runner.token_secrets(token):
-            redactor().add(secret)  # the token and its basic-auth form never reach a log
+            register(secret)  # the token and its basic-auth form never reach a log
         """Sent (per command, never stored) to `origin` on fetch, push and ls-remote.
         Assign a fresh one when an installation token nears expiry."""
         self.timeout = timeout

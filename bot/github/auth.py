@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
 from bot.errors import ConfigError
-from bot.logs import redactor
+from bot.secrets import register
 
 # https://docs.github.com/en/apps/creating-github-apps/authenticating-with-a-github-app/generating-a-json-web-token-jwt-for-a-github-app
 JWT_BACKDATE = timedelta(seconds=60)
@@ -29,7 +29,7 @@ class TokenAuth:
         if not token:
             raise ConfigError("the GitHub token is empty", path="GITHUB_TOKEN")
         self.token = token
-        redactor().add(token)
+        register(token)
 
     def __repr__(self) -> str:
         return "TokenAuth(token=***)"
@@ -79,7 +79,7 @@ class AppAuth:
             "iss": self.app_id,
         }
         token = jwt.encode(claims, self._key, algorithm="RS256")
-        redactor().add(token)
+        register(token)
         return token
 
     def cached_token(self, installation_id: int, now: datetime) -> str | None:
@@ -89,5 +89,5 @@ class AppAuth:
 
     def store_token(self, installation_id: int, token: str, expires_at: datetime) -> None:
         """Cache a token just obtained, and make sure logs never show it."""
-        redactor().add(token)
+        register(token)
         self._tokens[installation_id] = InstallationToken(token, expires_at)

@@ -6,7 +6,8 @@ import logging
 import threading
 import time
 
-from bot.logs import job_id_var, redactor
+from bot.logs import job_id_var
+from bot.secrets import redact
 from bot.queue import JobQueue
 
 
@@ -39,7 +40,7 @@ class JobLogHandler(logging.Handler):
             line = f"{stamp} {record.levelname} {record.name} [{job_id}] {record.getMessage()}"
             if record.exc_info and record.exc_info[1] is not None:
                 line += "\n" + logging.Formatter().formatException(record.exc_info)
-            line = redactor().redact(line)
+            line = redact(line)
             now = time.monotonic()
             with self._buffers_lock:
                 lines = self._lines.setdefault(job_id, [])
