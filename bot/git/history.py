@@ -1,4 +1,4 @@
-"""Writing history: commit (hook retry, dirty index), merge, cherry-pick (seed 001 FR-024a)."""
+"""Writing history: commit (dirty index), merge, cherry-pick (seed 001 FR-024a)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from bot.errors import GitError
-from bot.git.runner import IDENTITY, log
+from bot.git.runner import IDENTITY
 
 if TYPE_CHECKING:
     from bot.git.workspace import Workspace
@@ -15,36 +15,29 @@ EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 
 def commit(ws: Workspace, message: str, *, paths: list[str] | None, everything: bool) -> str:
-    """Commit as the bot and return the sha; see Workspace.commit."""
+    """Commit as the bot and return the sha; see Workspace.commit.
+
+    No hook runs (the bot's git ignores the repository's hooks, DESIGN §13): what is
+    committed is exactly what was staged, never a hook's late edit.
+    """
     if paths is not None and not paths:
         raise GitError("nothing to commit: no paths given", operation="commit", recoverable=False)
-    index_only = paths is None and not everything
-    targets = staged_names(ws) if index_only else []
-    # Index mode can't tell a hook's edit from unstaged work the user left: compare the diff.
-    before = ws.git("diff", "--binary") if index_only else ""
-    for attempt in (1, 2):
-        if paths is not None:
-            stage_paths(ws, paths)
-        elif everything:
-            ws.git("add", "--all")
-        elif attempt == 2:
-            stage_paths(ws, targets)
-        if not has_staged(ws, paths):
-            raise GitError("nothing to commit", operation="commit", recoverable=False)
-        args = [*IDENTITY, "commit", "--cleanup=whitespace", "--file=-"]
-        if paths is not None:
-            # --only: git commits these paths from a temporary index and leaves every other
-            # staged change staged (the stash-commit-pop of FR-024a, done by git itself, and
-            # safe next to parallel worktrees, which share one refs/stash).
-            args = ["--literal-pathspecs", *args, "--only", "--", *paths]
-        got = ws.run(args, stdin=message, check=False)
-        if got.returncode == 0:
-            return ws.head_sha()
-        if attempt == 1 and _hook_changed(ws, paths, index_only=index_only, before=before):
-            log.info("a commit hook changed files; staging them and retrying once")
-            continue
-        raise ws.error(args, got, operation="commit", hint="a hook or git refused the commit")
-    raise AssertionError("unreachable")
+    if paths is not None:
+        stage_paths(ws, paths)
+    elif everything:
+        ws.git("add", "--all")
+    if not has_staged(ws, paths):
+        raise GitError("nothing to commit", operation="commit", recoverable=False)
+    args = [*IDENTITY, "commit", "--cleanup=whitespace", "--file=-"]
+    if paths is not None:
+        # --only: git commits these paths from a temporary index and leaves every other
+        # staged change staged (the stash-commit-pop of FR-024a, done by git itself, and
+        # safe next to parallel worktrees, which share one refs/stash).
+        args = ["--literal-pathspecs", *args, "--only", "--", *paths]
+    got = ws.run(args, stdin=message, check=False)
+    if got.returncode != 0:
+        raise ws.error(args, got, operation="commit", hint="git refused the commit")
+    return ws.head_sha()
 
 
 def staged_names(ws: Workspace) -> list[str]:
@@ -72,20 +65,6 @@ def has_staged(ws: Workspace, paths: Sequence[str] | None) -> bool:
     """Whether the index differs from HEAD (within `paths` if given)."""
     args = ["--literal-pathspecs", "diff", "--cached", "--quiet", head_or_empty(ws), "--"]
     return not ws.succeeds(*args, *(paths or []))
-
-
-def _hook_changed(
-    ws: Workspace, paths: Sequence[str] | None, *, index_only: bool, before: str
-) -> bool:
-    if index_only:
-        return ws.git("diff", "--binary") != before
-    # Everything in scope was staged just before the commit: any unstaged edit or new
-    # untracked file in scope is the hook's.
-    scope = ["--", *(paths or [])]
-    edited = not ws.succeeds("--literal-pathspecs", "diff", "--quiet", *scope)
-    return edited or bool(
-        ws.git("--literal-pathspecs", "ls-files", "--others", "--exclude-standard", *scope)
-    )
 
 
 def merge(ws: Workspace, ref: str) -> None:

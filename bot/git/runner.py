@@ -1,4 +1,5 @@
-"""Running one git command: a scrubbed child environment, per-command credentials, redaction."""
+"""Running one git command for the bot: a hardened allowlisted environment, per-command
+credentials, redacted errors (DESIGN §13; see bot.git.harden)."""
 
 from __future__ import annotations
 
@@ -6,17 +7,18 @@ import base64
 import contextlib
 import logging
 import os
-import re
 import shlex
 import signal
 import subprocess
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from bot.errors import GitError
+from bot.git.harden import HARDENED_CONFIG, HARDENED_ENV, ConfigGuard
+from bot.secrets import agent_env, redact
 
 log = logging.getLogger("agentbot.git")
 
@@ -33,42 +35,10 @@ IDENTITY = (
     "commit.gpgsign=false",
 )
 
-# Commands that talk to the remote: only these get the token. Their hooks are switched off,
-# because a hook is repository code (an agent can write .git/hooks) and would see the token.
+# Commands that talk to the remote: only these get the token.
 NETWORK_COMMANDS = frozenset({"clone", "fetch", "push", "pull", "ls-remote", "remote"})
-NETWORK_OVERRIDES = (
-    "-c",
-    "core.hooksPath=/dev/null",
-    "-c",
-    "push.gpgSign=false",
-    # Repository config is writable by the agent: no `ext::` transport, no unverified TLS.
-    "-c",
-    "protocol.ext.allow=never",
-    "-c",
-    "http.sslVerify=true",
-    "-c",
-    "core.fsmonitor=false",
-)
 
-# Local config keys an agent could plant to divert the token (proxy, CA, DNS override, URL
-# rewrite, credential helper, includes of other files) or to run code on a network command.
-DANGEROUS_CONFIG = re.compile(
-    r"^(http\..*|https\..*|url\..*|credential.*|include\..*|includeif\..*|protocol\..*"
-    r"|core\.(fsmonitor|hookspath|sshcommand|gitproxy|askpass)|remote\..*\.(proxy|receivepack"
-    r"|uploadpack|vcs|pushurl)|pack\..*|uploadpack\..*|transfer\..*|gpg\..*)$",
-    re.IGNORECASE,
-)
-
-# Hooks run repository code: they inherit no secrets from us.
-_SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
-# Variables that would point git at another repository, identity, config or tracer.
-_GIT_DROP = re.compile(
-    r"GIT_(DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|COMMON_DIR"
-    r"|NAMESPACE|PREFIX|AUTHOR_\w+|COMMITTER_\w+|CONFIG_COUNT|CONFIG_KEY_\d+|CONFIG_VALUE_\d+"
-    r"|CONFIG_PARAMETERS|ASKPASS|TRACE\w*|CURL_VERBOSE|REDACT_COOKIES|EDITOR|SEQUENCE_EDITOR)"
-    r"|SSH_ASKPASS"
-)
-_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]+@")
+_GUARD = ConfigGuard()
 
 
 @dataclass(frozen=True)
@@ -105,37 +75,25 @@ def auth_config(url: str, token: str) -> list[tuple[str, str]]:
 
 
 def token_secrets(token: str | None) -> list[str]:
-    """Every form of `token` that could show up in git's output."""
+    """Every form of `token` that could show up in git's output (register them all)."""
     if not token:
         return []
     basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
     return [token, basic]
 
 
-def redact(text: str, secrets: Iterable[str]) -> str:
-    """`text` with every secret and every URL's user info replaced by `***`."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return _URL_USERINFO.sub(r"\1***@", text)
-
-
 def child_env(
     config: Sequence[tuple[str, str]] = (), extra: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """The environment of one git child: ours minus secrets, plus `config` and `extra`."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not _SECRET_NAME.search(k) and not _GIT_DROP.fullmatch(k)
-    }
-    # Never wait for a person: no terminal prompt, no askpass window, no editor.
-    env.update(GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="", GIT_EDITOR="true")
-    if config:
-        env["GIT_CONFIG_COUNT"] = str(len(config))
-        for i, (key, value) in enumerate(config):
-            env[f"GIT_CONFIG_KEY_{i}"] = key
-            env[f"GIT_CONFIG_VALUE_{i}"] = value
+    """The environment of one git child: the allowlist, hardened, plus `config` and `extra`."""
+    # An allowlist, not ours minus secrets: a variable we do not know (GIT_DIR, GIT_TRACE2_*,
+    # GIT_SSH_COMMAND...) can point git elsewhere or make it log the token.
+    env = {**agent_env(os.environ), **HARDENED_ENV}
+    pairs = [*HARDENED_CONFIG, *config]
+    env["GIT_CONFIG_COUNT"] = str(len(pairs))
+    for i, (key, value) in enumerate(pairs):
+        env[f"GIT_CONFIG_KEY_{i}"] = key
+        env[f"GIT_CONFIG_VALUE_{i}"] = value
     env.update(extra or {})
     return env
 
@@ -148,20 +106,26 @@ def run(
     config: Sequence[tuple[str, str]] = (),
     env: Mapping[str, str] | None = None,
     stdin: str | None = None,
-    secrets: Sequence[str] = (),
     operation: str = "",
     check: bool = True,
 ) -> Completed:
-    """Run `git *args` in `cwd`; GitError (redacted) on failure when `check`, or on timeout."""
+    """Run `git *args` in `cwd`; GitError (redacted) on failure when `check`, or on timeout.
+
+    Planted config is scrubbed first (bot.git.harden), unless the command makes a repository.
+    """
     op = operation or subcommand(args)
-    shown = redact(shlex.join(["git", *args]), secrets)
+    shown = redact(shlex.join(["git", *args]))
     log.debug("%s  (in %s)", shown, cwd)
     started = time.monotonic()
-    # A session of its own, so a timeout kills hooks and helpers too, not just git.
+    child = child_env(config, env)
+    if subcommand(args) not in ("clone", "init"):
+        for key in _GUARD.ensure_clean(cwd, {**agent_env(os.environ), **HARDENED_ENV}):
+            log.info("removed %s from the git config in %s: agentbot never uses it", key, cwd)
+    # A session of its own, so a timeout kills helpers too, not just git.
     proc = subprocess.Popen(
         ["git", *args],
         cwd=cwd,
-        env=child_env(config, env),
+        env=child,
         stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -185,7 +149,7 @@ def run(
     log.debug("git %s exited %d in %.3fs", op, proc.returncode, time.monotonic() - started)
     result = Completed(proc.returncode, out, err)
     if check and proc.returncode != 0:
-        raise failure(result, shown=shown, operation=op, secrets=secrets)
+        raise failure(result, shown=shown, operation=op)
     return result
 
 
@@ -194,7 +158,6 @@ def failure(
     *,
     shown: str,
     operation: str,
-    secrets: Sequence[str] = (),
     recoverable: bool = True,
     hint: str = "",
 ) -> GitError:
@@ -205,7 +168,7 @@ def failure(
         message += f": {hint}"
     if output:
         message += f"\n{output}"
-    return GitError(redact(message, secrets), operation=operation, recoverable=recoverable)
+    return GitError(redact(message), operation=operation, recoverable=recoverable)
 
 
 def subcommand(args: Sequence[str]) -> str:

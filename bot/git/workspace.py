@@ -12,7 +12,7 @@ from bot.errors import GitError
 from bot.git import branches, changes, history, runner
 from bot.git.changes import FileChange
 from bot.git.runner import Completed
-from bot.secrets import register
+from bot.secrets import redact, register
 
 # `git worktree add/remove` on one repository from several threads race on its admin
 # files; one lock per repository (keyed by its common git dir) serialises them.
@@ -33,10 +33,6 @@ class Workspace:
     ) -> None:
         self.path = Path(path).resolve()
         self.token = token
-        for secret in runner.token_secrets(token):
-            register(secret)  # the token and its basic-auth form never reach a log
-        """Sent (per command, never stored) to `origin` on fetch, push and ls-remote.
-        Assign a fresh one when an installation token nears expiry."""
         self.timeout = timeout
         # Pushes with a lease: branch -> the remote sha we last saw ("" = must not exist).
         # Only branches prepare_branch chose (ours) get one; other pushes are plain.
@@ -45,22 +41,30 @@ class Workspace:
         if remote_url is None:
             # Read now, before an agent could edit .git/config: network commands go to this
             # URL (never to whatever `origin` says later) and the token is scoped to it.
+            # The first command also removes persisted credentials (actions/checkout's
+            # extraheader) and other planted config, before any agent can read .git/config.
             got = self.run(["config", "--get", "remote.origin.url"], check=False).stdout
             self._remote_url = runner.split_credentials(got.strip())[0] or None
-        # An existing checkout may hold persisted credentials (actions/checkout writes an
-        # extraheader): remove them before any agent can read .git/config.
-        self.scrub_config()
+
+    @property
+    def token(self) -> str | None:
+        """Sent (per command, never stored) to `origin` on fetch, push and ls-remote.
+
+        Assign a fresh one when an installation token nears expiry; every form of it is
+        registered as a secret, so no log, transcript or error shows it.
+        """
+        return self._token
+
+    @token.setter
+    def token(self, value: str | None) -> None:
+        for form in runner.token_secrets(value):
+            register(form)
+        self._token = value
 
     @property
     def remote(self) -> str:
         """Where fetch and push go: the origin URL seen when the workspace was opened."""
         return self._remote_url or "origin"
-
-    def scrub_config(self) -> None:
-        """Unset local config an agent (or a CI step) could use to divert or read the token."""
-        got = self.run(["config", "--local", "--no-includes", "--name-only", "--list"], check=False)
-        for key in {k for k in got.stdout.splitlines() if runner.DANGEROUS_CONFIG.match(k)}:
-            self.run(["config", "--local", "--unset-all", key], check=False)
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.path)!r})"
@@ -80,22 +84,17 @@ class Workspace:
         env: Mapping[str, str] | None = None,
         operation: str = "",
     ) -> Completed:
-        """Run git here: the token and hook switch-off for network commands, redacted errors."""
-        cmd = list(args)
+        """Run git here (hardened, bot.git.harden); the token only for network commands."""
         config: list[tuple[str, str]] = []
-        if runner.subcommand(cmd) in runner.NETWORK_COMMANDS:
-            self.scrub_config()
-            cmd = [*runner.NETWORK_OVERRIDES, *cmd]
-            if self.token and self._remote_url:
-                config = runner.auth_config(self._remote_url, self.token)
+        if runner.subcommand(args) in runner.NETWORK_COMMANDS and self.token and self._remote_url:
+            config = runner.auth_config(self._remote_url, self.token)
         return runner.run(
-            cmd,
+            args,
             cwd=self.path,
             timeout=self.timeout,
             config=config,
             env=env,
             stdin=stdin,
-            secrets=runner.token_secrets(self.token),
             operation=operation,
             check=check,
         )
@@ -110,13 +109,10 @@ class Workspace:
         hint: str = "",
     ) -> GitError:
         """The GitError for a failed `run(args, check=False)`, redacted."""
-        secrets = runner.token_secrets(self.token)
-        shown = runner.redact(shlex.join(["git", *args]), secrets)
         return runner.failure(
             result,
-            shown=shown,
+            shown=redact(shlex.join(["git", *args])),
             operation=operation,
-            secrets=secrets,
             recoverable=recoverable,
             hint=hint,
         )
@@ -245,8 +241,8 @@ class Workspace:
 
         What is committed: the working-tree state of `paths` if given; else everything
         (`all`); else the index as staged. With `paths`, other staged changes stay staged and
-        out of the commit. A pre-commit hook that changes files and fails gets them
-        re-staged and one retry. GitError if nothing to commit or the commit still fails.
+        out of the commit. No hook runs (DESIGN §13). GitError if nothing to commit or git
+        refuses.
         """
         return history.commit(self, message, paths=paths, everything=all)
 
@@ -333,9 +329,11 @@ def clone(
     """
     clean, embedded = runner.split_credentials(url)
     token = token or embedded
+    for form in runner.token_secrets(token):
+        register(form)
     dest = Path(dest).resolve()
     dest.parent.mkdir(parents=True, exist_ok=True)
-    args = [*runner.NETWORK_OVERRIDES, "clone", "--quiet"]
+    args = ["clone", "--quiet"]
     if branch:
         args += ["--branch", branch]
     args += ["--", clean, str(dest)]
@@ -344,7 +342,6 @@ def clone(
         cwd=dest.parent,
         timeout=timeout,
         config=runner.auth_config(clean, token) if token else (),
-        secrets=runner.token_secrets(token),
         operation="clone",
     )
     return Workspace(dest, token=token, timeout=timeout, remote_url=clean)
