@@ -37,6 +37,7 @@ from bot.errors import AgentError, AgentExecutionError, LimitsExceeded, LLMError
 from bot.llm import LLM, Reply, ToolUseBlock
 from bot.models import AgentOutput, AgentResult, AgentStatus, Usage
 from bot.roles import Role
+from bot.sandbox import Sandbox
 from bot.session import AgentTrace, Session
 from bot.tools import FINISH_NAME, Toolbox, tool_definitions
 
@@ -63,10 +64,12 @@ def run_agent(
     toolbox: Toolbox | None = None,
     max_invalid_finish: int = 2,
     context: Mapping[str, str] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> AgentResult:
     """Run `role` on `task` in `workspace` until it calls `finish` (see the module doc).
 
-    `context` fills the role's prompt placeholders (`bot.roles.repo_context`). Raises
+    `context` fills the role's prompt placeholders (`bot.roles.repo_context`); `sandbox` is
+    the job's, where the tools run (bot.sandbox). Raises
     LimitsExceeded, LLMError or AgentExecutionError with `exc.result` set.
     """
     run = _Run(
@@ -76,7 +79,7 @@ def run_agent(
         budget=budget,
         clock=clock,
         session=session,
-        toolbox=toolbox or Toolbox(workspace),
+        toolbox=toolbox or Toolbox(workspace, sandbox=sandbox),
         max_invalid_finish=max_invalid_finish,
         system=role.system_prompt(**(context or {})),
     )

@@ -59,6 +59,10 @@ class Settings(BaseSettings):
     data_dir: Path = Field(
         default=Path(".agentbot"), validation_alias=AliasChoices("AGENTBOT_DATA_DIR")
     )
+    sandbox: Literal["auto", "none"] = Field(
+        default="auto", validation_alias=AliasChoices("AGENTBOT_SANDBOX")
+    )
+    """`auto`: bubblewrap where it works; `none`: jobs run unsandboxed (unsafe)."""
 
     def app_private_key(self) -> str | None:
         """The App's PEM key, from the variable or the file it names."""
@@ -169,6 +173,14 @@ class Execution(_Section):
     max_parallel_tasks: int = Field(default=4, gt=0)
 
 
+class SandboxConfig(_Section):
+    """What sandboxed commands may reach (DESIGN §13)."""
+
+    network: Literal["none", "setup", "all"] = "setup"
+    """`none`: no network for any command; `setup`: only the validation setup stage
+    (installing dependencies); `all`: the agent's tools and every stage too."""
+
+
 class RepoConfig(_Section):
     """A repository's `.github/agentbot.yml`; every key optional, unknown keys are errors."""
 
@@ -184,6 +196,7 @@ class RepoConfig(_Section):
     limits: Limits = Field(default_factory=Limits)
     pull_request: PullRequestConfig = Field(default_factory=PullRequestConfig)
     execution: Execution = Field(default_factory=Execution)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     prices: dict[str, dict[str, float]] = Field(default_factory=dict)
     """Per-model USD per million tokens: {model: {input, output, cache_write, cache_read}}."""
     commit_session_artifacts: bool = False

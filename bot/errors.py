@@ -143,3 +143,11 @@ class NoCredentials(ConfigError):
             "no GitHub credentials configured: set GITHUB_TOKEN, or GITHUB_APP_ID and"
             " GITHUB_APP_PRIVATE_KEY (or GITHUB_APP_PRIVATE_KEY_PATH), and restart"
         )
+
+
+class SandboxUnavailable(ConfigError):
+    """A job cannot be confined here (no working bubblewrap); App mode refuses to run it."""
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason

@@ -7,8 +7,9 @@ from collections.abc import Generator
 
 import pytest
 
-# .ci/run installs chromium and starts PostgreSQL; a skip there would hide a broken setup.
-_SERVICES = ("chromium", "postgresql")
+# .ci/run installs chromium and bubblewrap and starts PostgreSQL; a skip there would hide a
+# broken setup.
+_SERVICES = ("chromium", "postgresql", "bubblewrap")
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -20,7 +20,6 @@ from bot.tools import (
     Toolbox,
     ToolOutcome,
     cap_text,
-    scrubbed_env,
     tool_definitions,
 )
 
@@ -218,7 +217,7 @@ def test_absolute_and_dotted_paths_inside_are_accepted(box: Toolbox, ws: Path) -
 # --- bash -----------------------------------------------------------------------------------
 
 
-def test_bash_environment_has_no_secrets(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bash_environment_is_the_allowlist(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", "ghs_" + "a" * 36)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-xyz")
     monkeypatch.setenv("MY_SECRET", "s")
@@ -233,24 +232,11 @@ def test_bash_environment_has_no_secrets(ws: Path, monkeypatch: pytest.MonkeyPat
 
     names = {line.split("=", 1)[0] for line in out.content.splitlines() if "=" in line}
     assert not out.is_error
-    assert "HARMLESS_SETTING" in names and "PATH" in names
+    assert "PATH" in names and "HARMLESS_SETTING" not in names
     assert not [n for n in names if any(w in n.upper() for w in ("TOKEN", "KEY", "SECRET"))]
     assert "DB_PASSWORD" not in names and "INNOCENT_URL" not in names
     assert "hunter2" not in out.content and "ghs_" not in out.content
     assert "GIT_TERMINAL_PROMPT" in names
-
-
-def test_scrubbed_env_rules() -> None:
-    base = {
-        "PATH": "/bin",
-        "github_token": "x",
-        "OPENAI_BASE_URL": "http://x",
-        "ANTHROPIC_BASE_URL": "http://x",
-        "SSH_AUTH_SOCK": "/tmp/agent",
-        "GITHUB_REPOSITORY": "o/r",
-        "NOTE": "ghp_" + "b" * 36,
-    }
-    assert scrubbed_env(base) == {"PATH": "/bin", "GITHUB_REPOSITORY": "o/r"}
 
 
 def _gone(pid: int) -> bool:

@@ -383,7 +383,8 @@ def test_stage_environment_drops_secrets_and_agentbots_venv(
     report = validate(repo, data_dir, env, config=cfg)
     out = gate(report, "test").command_result
     assert out is not None
-    assert "SAFE_SETTING=visible" in out.output
+    # An allowlist (bot.secrets): a variable not on it is not inherited, however harmless.
+    assert "SAFE_SETTING" not in out.output and "CI=true" in out.output
     for leaked in ("GITHUB_TOKEN", "ANTHROPIC_API_KEY", "MY_SECRET_THING", "secret"):
         assert leaked not in out.output
     path = re.search(r"^PATH=(.*)$", out.output, re.M)

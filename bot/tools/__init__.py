@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.errors import ToolError
+from bot.sandbox import Sandbox
+from bot.secrets import agent_env
 from bot.tools.base import ToolOutcome, cap_text
 from bot.tools.changes import ChangeTracker
 from bot.tools.editor import Editor
@@ -25,7 +27,7 @@ from bot.tools.schemas import (
     TOOL_DEFINITIONS,
     tool_definitions,
 )
-from bot.tools.shell import SHELL_DEFAULTS, format_run, run_bash, scrubbed_env
+from bot.tools.shell import SHELL_DEFAULTS, format_run, run_bash
 
 __all__ = [
     "BASH_TOOL",
@@ -36,7 +38,6 @@ __all__ = [
     "ToolOutcome",
     "Toolbox",
     "cap_text",
-    "scrubbed_env",
     "tool_definitions",
 ]
 
@@ -51,15 +52,18 @@ class Toolbox:
         bash_timeout: float = 120.0,
         output_cap: int = 30_000,
         env: Mapping[str, str] | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
-        """`env` is the base environment for bash (default: this process's), always scrubbed."""
+        """`env` is the base environment for bash (default: this process's), allowlisted;
+        with `sandbox` (the job's) every command runs in it."""
         self.workspace = workspace.resolve()
+        self.sandbox = sandbox
         self.bash_timeout = bash_timeout
         self.output_cap = output_cap
-        self.env = {**scrubbed_env(os.environ if env is None else env), **SHELL_DEFAULTS}
+        self.env = {**agent_env(os.environ if env is None else env), **SHELL_DEFAULTS}
         self.files_modified: set[Path] = set()
         self.editor = Editor(self.workspace, output_cap=output_cap)
-        self.changes = ChangeTracker(self.workspace, self.env)
+        self.changes = ChangeTracker(self.workspace)
 
     def run(self, name: str, input: dict[str, Any]) -> ToolOutcome:
         """Run one tool call; model mistakes come back as `is_error` outcomes."""
@@ -93,6 +97,7 @@ class Toolbox:
             env=self.env,
             timeout=self.bash_timeout,
             cap=self.output_cap,
+            sandbox=self.sandbox,
         )
         self.files_modified |= ChangeTracker.changed(before, self.changes.snapshot())
         return ToolOutcome(format_run(run, self.bash_timeout), is_error=run.timed_out)

@@ -9,9 +9,9 @@ file is stat'ed. Tool caches (`__pycache__`, `.pytest_cache`…) never count as 
 from __future__ import annotations
 
 import os
-import subprocess
-from collections.abc import Mapping
 from pathlib import Path
+
+from bot.git import runner
 
 Snapshot = dict[str, tuple[int, int]]
 
@@ -46,24 +46,26 @@ def _ignored(rel: str) -> bool:
 class ChangeTracker:
     """Snapshots a workspace so that two snapshots tell which files changed in between."""
 
-    def __init__(self, root: Path, env: Mapping[str, str]) -> None:
+    def __init__(self, root: Path) -> None:
         self.root = root
-        # Read-only status: never take index.lock while the agent's own git may run.
-        self._env = {**env, "GIT_OPTIONAL_LOCKS": "0"}
         self._prefix: str | None = None
         self._git: bool | None = None
+
+    def _run(self, *args: str) -> runner.Completed:
+        # The bot's own git (hardened: nothing the agent planted runs). Read-only status:
+        # never take index.lock while the agent's own git may run.
+        return runner.run(
+            list(args),
+            cwd=self.root,
+            timeout=120,
+            env={"GIT_OPTIONAL_LOCKS": "0"},
+            check=False,
+        )
 
     def _git_prefix(self) -> str | None:
         """The workspace's path inside its repository, or None outside git."""
         if self._git is None:
-            proc = subprocess.run(
-                ["git", "rev-parse", "--show-prefix"],
-                cwd=self.root,
-                env=self._env,
-                capture_output=True,
-                text=True,
-                check=False,
-            )
+            proc = self._run("rev-parse", "--show-prefix")
             self._git = proc.returncode == 0
             self._prefix = proc.stdout.strip() if self._git else None
         return self._prefix
@@ -78,17 +80,11 @@ class ChangeTracker:
         return self._scan()
 
     def _git_snapshot(self, prefix: str) -> Snapshot | None:
-        proc = subprocess.run(
-            ["git", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", "."],
-            cwd=self.root,
-            env=self._env,
-            capture_output=True,
-            check=False,
-        )
+        proc = self._run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".")
         if proc.returncode != 0:
             return None
         snap: Snapshot = {}
-        fields = proc.stdout.decode("utf-8", errors="surrogateescape").split("\0")
+        fields = proc.stdout.split("\0")
         i = 0
         while i < len(fields):
             entry = fields[i]

@@ -8,16 +8,15 @@ killed too, so nothing outlives the call. Output (stdout and stderr, interleaved
 as it comes and only its head and tail are kept, so a command printing gigabytes costs
 little memory.
 
-This is not a sandbox: the command can read anything the worker's user can. What keeps
-secrets out is the environment (`scrubbed_env`); isolation is the runner's job (an Actions
-runner or a container).
+With a job's sandbox (bot.sandbox) the command runs there: the workspace is its only
+writable tree, HOME and /tmp are the job's, its environment an allowlist, and the network
+off unless `sandbox.network: all`. Without one it runs as the bot's user.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import re
 import signal
 import subprocess
 import threading
@@ -26,15 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from bot.sandbox import Sandbox
 from bot.tools.base import cap_text, cut_marker
-
-_SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE")
-_SECRET_PREFIXES = ("ANTHROPIC_", "OPENAI_", "AGENTBOT_", "ACTIONS_", "GITHUB_APP_")
-_SECRET_NAMES = frozenset({"SSH_AUTH_SOCK", "GPG_AGENT_INFO", "GH_ENTERPRISE_TOKEN"})
-_SECRET_VALUE = re.compile(
-    r"\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_|\bsk-[A-Za-z0-9_-]{20,}"
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY|://[^/@\s:]+:[^/@\s]+@"
-)
 
 SHELL_DEFAULTS: dict[str, str] = {
     "GIT_TERMINAL_PROMPT": "0",  # a git prompt would hang until the timeout
@@ -44,24 +36,6 @@ SHELL_DEFAULTS: dict[str, str] = {
 """Set for every command so nothing waits for a terminal."""
 
 _CHUNK = 65_536
-
-
-def is_secret(name: str, value: str) -> bool:
-    """True when a variable looks like a credential, by its name or by its value."""
-    upper = name.upper()
-    return (
-        any(word in upper for word in _SECRET_WORDS)
-        or upper.startswith(_SECRET_PREFIXES)
-        or upper in _SECRET_NAMES
-        or _SECRET_VALUE.search(value) is not None
-    )
-
-
-def scrubbed_env(base: Mapping[str, str]) -> dict[str, str]:
-    """`base` without credentials: names with TOKEN/KEY/SECRET/PASSWORD/PRIVATE (any case),
-    ANTHROPIC_*/OPENAI_*/AGENTBOT_*/ACTIONS_*/GITHUB_APP_* variables, the SSH agent socket, and
-    any value that holds a token, a private key or a URL with a password."""
-    return {k: v for k, v in base.items() if not is_secret(k, v)}
 
 
 class _Capture:
@@ -116,18 +90,36 @@ def _kill_group(pgid: int) -> None:
 
 
 def run_bash(
-    command: str, *, cwd: Path, env: Mapping[str, str], timeout: float, cap: int
+    command: str,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    cap: int,
+    sandbox: Sandbox | None = None,
 ) -> BashRun:
-    """Run `bash -c command` in `cwd`; kill its process group on timeout and on return."""
-    proc = subprocess.Popen(
-        ["bash", "-c", command],
-        cwd=cwd,
-        env=dict(env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # own process group: killpg reaches every child
-    )
+    """Run `bash -c command` in `cwd` (in `sandbox`, with `cwd` writable); kill its process
+    group on timeout and on return."""
+    argv = ["bash", "-c", command]
+    if sandbox is not None:
+        proc = sandbox.popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            writable=[cwd],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+    else:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # own process group: killpg reaches every child
+        )
     assert proc.stdout is not None
     capture = _Capture(cap)
     reader = threading.Thread(target=capture.drain, args=(proc.stdout,), daemon=True)

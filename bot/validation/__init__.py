@@ -10,7 +10,7 @@ from __future__ import annotations
 from bot.validation.parsers import RUNNERS, parse_test_counts, says_no_tests
 from bot.validation.pipeline import FixCallback, StageCallback, resolve_base, run_validation
 from bot.validation.profiles import Profile, detect_profile
-from bot.validation.runner import run_command, scrub_env
+from bot.validation.runner import run_command
 
 __all__ = [
     "RUNNERS",
@@ -23,5 +23,4 @@ __all__ = [
     "run_command",
     "run_validation",
     "says_no_tests",
-    "scrub_env",
 ]

@@ -12,17 +12,17 @@ import json
 import os
 import secrets
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from bot.clock import Clock
+from bot.git import runner as git
 from bot.models import TestResult
 from bot.validation.environment import StageEnv, workspace_key, write_atomic
 from bot.validation.parsers import parse_test_counts
 from bot.validation.runner import run_command
 
-_GIT = ("git", "-c", f"core.hooksPath={os.devnull}")
+_GIT_TIMEOUT = 300.0
 
 
 @dataclass(frozen=True)
@@ -43,12 +43,8 @@ class Baseline:
 
 def resolve_commit(repo: Path, ref: str) -> str | None:
     """The full SHA of `ref` in `repo`, or None if it names no commit."""
-    proc = subprocess.run(
-        ["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-    )
+    args = ["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"]
+    proc = git.run(args, cwd=repo, timeout=_GIT_TIMEOUT, check=False)
     return proc.stdout.strip() if proc.returncode == 0 and proc.stdout.strip() else None
 
 
@@ -62,23 +58,30 @@ def run_baseline(
         return cached
     tmp = senv.data_dir / "worktrees" / f"{sha[:12]}-{secrets.token_hex(4)}"
     tmp.parent.mkdir(parents=True, exist_ok=True)
-    # Checking out runs the repo's post-checkout hook: never with agentbot's secrets, and
-    # not at all (the stages are the only repo code we mean to run).
-    add = subprocess.run(
-        [*_GIT, "worktree", "add", "--detach", "--quiet", str(tmp), sha],
+    # The bot's own (hardened) git: no post-checkout hook or filter runs; the stages are the
+    # only repository code we mean to run, and they run in the sandbox.
+    add = git.run(
+        ["worktree", "add", "--detach", "--quiet", str(tmp), sha],
         cwd=senv.repo,
-        env=senv.env,
-        capture_output=True,
-        text=True,
+        timeout=_GIT_TIMEOUT,
+        check=False,
     )
     if add.returncode != 0:
         return Baseline(sha=sha, tests=None, exit_code=add.returncode)
     try:
+        writable = [tmp, *(p for p in senv.writable if p != senv.repo)]
         result = run_command(
-            command, tmp, env=_borrowed_env(senv, tmp), timeout=timeout, clock=clock
+            command,
+            tmp,
+            env=_borrowed_env(senv, tmp),
+            timeout=timeout,
+            clock=clock,
+            sandbox=senv.sandbox,
+            writable=writable,
+            readable=[senv.repo],  # its node_modules and venv are borrowed, never changed
         )
     finally:
-        _remove_worktree(senv.repo, tmp, senv.env)
+        _remove_worktree(senv.repo, tmp)
     tests = None if result.timed_out else parse_test_counts(runner, result.output)
     base = Baseline(sha=sha, tests=tests, exit_code=result.exit_code, timed_out=result.timed_out)
     if tests is not None:
@@ -117,13 +120,12 @@ def _borrowed_env(senv: StageEnv, tmp: Path) -> dict[str, str]:
     return env
 
 
-def _remove_worktree(repo: Path, tmp: Path, env: dict[str, str]) -> None:
-    remove = [*_GIT, "worktree", "remove", "--force", str(tmp)]
-    subprocess.run(remove, cwd=repo, env=env, capture_output=True, check=False)
+def _remove_worktree(repo: Path, tmp: Path) -> None:
+    remove = ["worktree", "remove", "--force", str(tmp)]
+    git.run(remove, cwd=repo, timeout=_GIT_TIMEOUT, check=False)
     if tmp.exists():
         shutil.rmtree(tmp, ignore_errors=True)
-    prune = [*_GIT, "worktree", "prune"]
-    subprocess.run(prune, cwd=repo, env=env, capture_output=True, check=False)
+    git.run(["worktree", "prune"], cwd=repo, timeout=_GIT_TIMEOUT, check=False)
 
 
 def _load(path: Path, command: str) -> Baseline | None:

@@ -1,6 +1,6 @@
 """The environment stages run in, and the once-per-workspace `setup` stage with its marker.
 
-Every stage runs with a scrubbed environment (no variable named like a secret), never
+Every stage runs with an allowlisted environment (bot.secrets), in the job's sandbox, never
 with agentbot's own virtualenv on PATH, and with tool caches kept under the data dir so
 the workspace is left as the agent left it. Python stages get a virtualenv per
 workspace under the data dir; the setup that fills it runs again only when the
@@ -21,8 +21,10 @@ from pathlib import Path
 
 from bot.clock import Clock
 from bot.models import QualityGateResult
+from bot.sandbox import Sandbox
+from bot.secrets import agent_env
 from bot.validation.profiles import Profile
-from bot.validation.runner import clip, run_command, scrub_env
+from bot.validation.runner import clip, run_command
 
 # Set unless the caller's environment says otherwise: non-interactive, no colour codes.
 _DEFAULTS = {
@@ -51,19 +53,37 @@ class StageEnv:
     data_dir: Path
     env: dict[str, str]
     venv: Path | None
+    sandbox: Sandbox | None = None
+    """The job's sandbox, where every stage command runs (None: run directly)."""
 
     def with_vars(self, **extra: str) -> dict[str, str]:
         """The stage environment plus some variables."""
         return {**self.env, **extra}
 
+    @property
+    def cache(self) -> Path:
+        """This workspace's tool caches under the data dir."""
+        return self.data_dir / "cache" / workspace_key(self.repo)
+
+    @property
+    def writable(self) -> tuple[Path, ...]:
+        """What a stage may write inside the sandbox: the workspace, its venv and caches."""
+        return (self.repo, self.cache, *([self.venv] if self.venv else []))
+
 
 def build_stage_env(
-    repo: Path, profile: Profile, data_dir: Path, base: Mapping[str, str], *, use_venv: bool
+    repo: Path,
+    profile: Profile,
+    data_dir: Path,
+    base: Mapping[str, str],
+    *,
+    use_venv: bool,
+    sandbox: Sandbox | None = None,
 ) -> StageEnv:
     """The environment of every stage subprocess of this workspace."""
     key = workspace_key(repo)
     cache = data_dir / "cache" / key
-    env = {k: v for k, v in scrub_env(base).items() if k not in _DROPPED}
+    env = {k: v for k, v in agent_env(base).items() if k not in _DROPPED}
     for name, value in _DEFAULTS.items():
         env.setdefault(name, value)
     path = [p for p in env.get("PATH", os.defpath).split(os.pathsep) if p]
@@ -82,7 +102,9 @@ def build_stage_env(
         env.setdefault("PYTHONPYCACHEPREFIX", str(cache / "pycache"))
         env.setdefault("MYPY_CACHE_DIR", str(cache / "mypy"))
         env.setdefault("RUFF_CACHE_DIR", str(cache / "ruff"))
-    return StageEnv(repo=repo, profile=profile, data_dir=data_dir, env=env, venv=venv)
+    return StageEnv(
+        repo=repo, profile=profile, data_dir=data_dir, env=env, venv=venv, sandbox=sandbox
+    )
 
 
 def setup_fingerprint(repo: Path, profile: Profile, command: str) -> str:
@@ -115,7 +137,16 @@ def run_setup(
         create = f"{shlex.quote(sys.executable)} -m venv {shlex.quote(str(senv.venv))}"
         full = f"{create} && {command}"
         senv.venv.parent.mkdir(parents=True, exist_ok=True)
-    result = run_command(full, senv.repo, env=senv.env, timeout=timeout, clock=clock)
+    result = run_command(
+        full,
+        senv.repo,
+        env=senv.env,
+        timeout=timeout,
+        clock=clock,
+        sandbox=senv.sandbox,
+        writable=senv.writable,
+        setup=True,
+    )
     if result.success:
         doc = {"workspace": str(senv.repo), "fingerprint": fingerprint, "command": full}
         write_atomic(marker, json.dumps(doc))

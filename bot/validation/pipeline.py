@@ -22,6 +22,7 @@ from bot.models import (
     TestResult,
     ValidationReport,
 )
+from bot.sandbox import Sandbox
 from bot.validation.baseline import Baseline, resolve_commit, run_baseline
 from bot.validation.environment import StageEnv, build_stage_env, run_setup
 from bot.validation.parsers import infer_runner, parse_test_counts, says_no_tests
@@ -48,12 +49,14 @@ def run_validation(
     clock: Clock | None = None,
     env: Mapping[str, str] | None = None,
     on_stage: StageCallback | None = None,
+    sandbox: Sandbox | None = None,
 ) -> ValidationReport:
     """Validate the workspace at `repo`; with `fix`, run the fixers and the fix rounds first.
 
     `base_sha` turns on the baseline: test failures that also happen on that commit are
     `preexisting_failures` and do not fail the gate; the others are `new_failures`.
-    `env` is the environment stages inherit (default: this process's), minus secrets.
+    `env` is the environment stages inherit (default: this process's), allowlisted;
+    `sandbox` is the job's, where every stage (setup included) runs.
     """
     repo, data_dir = repo.resolve(), data_dir.resolve()
     if data_dir.is_relative_to(repo):
@@ -71,6 +74,7 @@ def run_validation(
         clock=clock or SystemClock(),
         env=os.environ if env is None else env,
         on_stage=on_stage,
+        sandbox=sandbox,
     )
     start = pipeline.clock.monotonic()
     report = pipeline.check(autofix=fix)
@@ -101,9 +105,11 @@ class _Pipeline:
         clock: Clock,
         env: Mapping[str, str],
         on_stage: StageCallback | None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.repo, self.config, self.data_dir, self.clock = repo, config, data_dir, clock
         self.base_sha, self.base_env, self.on_stage = base_sha, env, on_stage
+        self.sandbox = sandbox
         self.baseline: Baseline | None = None
 
     def command(self, profile: Profile, stage: str) -> tuple[str | None, str]:
@@ -121,7 +127,12 @@ class _Pipeline:
         profile = detect_profile(self.repo)
         setup_cmd, why = self.command(profile, "setup")
         senv = build_stage_env(
-            self.repo, profile, self.data_dir, self.base_env, use_venv=setup_cmd is not None
+            self.repo,
+            profile,
+            self.data_dir,
+            self.base_env,
+            use_venv=setup_cmd is not None,
+            sandbox=self.sandbox,
         )
         setup = run_setup(
             senv, setup_cmd, why_none=why, timeout=self.config.timeout_seconds, clock=self.clock
@@ -185,7 +196,15 @@ class _Pipeline:
                 [],
             )
         timeout = self.config.timeout_seconds
-        result = run_command(command, self.repo, env=senv.env, timeout=timeout, clock=self.clock)
+        result = run_command(
+            command,
+            self.repo,
+            env=senv.env,
+            timeout=timeout,
+            clock=self.clock,
+            sandbox=senv.sandbox,
+            writable=senv.writable,
+        )
         kept = result.model_copy(update={"output": clip(result.output)})
         if result.timed_out:
             gate = QualityGateResult(
@@ -293,6 +312,8 @@ class _Pipeline:
                 env=senv.env,
                 timeout=self.config.timeout_seconds,
                 clock=self.clock,
+                sandbox=senv.sandbox,
+                writable=senv.writable,
             )
             ran = True
         return ran

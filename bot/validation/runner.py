@@ -11,12 +11,12 @@ import signal
 import subprocess
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from bot.clock import Clock, SystemClock
 from bot.models import CommandResult
-from bot.tools.shell import scrubbed_env
+from bot.sandbox import Sandbox
 
 KILL_GRACE_SECONDS = 2.0
 OUTPUT_LIMIT = 200_000
@@ -33,12 +33,6 @@ _NOT_FOUND = (
     re.compile(r"'(cargo-[\w-]+|rustfmt|clippy-driver)' is not installed"),
     re.compile(r"bundler: command not found: ([\w.+-]+)"),
 )
-
-
-def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
-    """A copy of `env` without credentials: the same rule as the agent's bash tool."""
-    # The repository's own tests are as untrusted as the agent: one scrubber for both.
-    return scrubbed_env(env)
 
 
 def first_program(command: str) -> str | None:
@@ -97,26 +91,44 @@ def run_command(
     timeout: float,
     clock: Clock | None = None,
     grace: float = KILL_GRACE_SECONDS,
+    sandbox: Sandbox | None = None,
+    writable: Sequence[Path] = (),
+    readable: Sequence[Path] = (),
+    setup: bool = False,
 ) -> CommandResult:
     """Run `command` with `sh -c` in `cwd`; on timeout kill its process group (TERM, then KILL).
 
     stdout and stderr go, interleaved, to one temporary file rather than pipes, so a
     background child that outlives the shell cannot block us by holding a pipe open.
     Whatever the command left running in its group is killed when it ends, too.
+    With the job's `sandbox` it runs there, seeing `writable` (`cwd` by default) and
+    `readable`; `setup` gives it the setup stage's network (`sandbox.network`).
     """
     clock = clock or SystemClock()
     argv = ["/bin/sh", "-c", command]
     start = clock.monotonic()
     with tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group: one signal reaches every child
-        )
+        if sandbox is not None:
+            proc = sandbox.popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                writable=writable or [cwd],
+                readable=readable,
+                setup=setup,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        else:
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group: one signal reaches every child
+            )
         exited, fired = threading.Event(), threading.Event()
 
         def on_timeout() -> None:

@@ -1,0 +1,248 @@
+"""One job's sandbox: every command the repository or the model controls runs through it.
+
+A job gets one `Sandbox` (`SandboxPolicy.open`): a throwaway HOME and /tmp of its own, the
+network rule of its repository, and, with bubblewrap, a fresh set of namespaces for each
+command (user, pid, mount, ipc, uts and, unless the rule allows it, net). A command sees
+the system read-only, its own workspace (and the caches the caller names) writable, `.git`
+read-only, and nothing of the data dir, the keys, the queue or any other workspace. When
+a command ends its pid namespace ends with it, so nothing it started survives (`setsid`
+included); `close()` at job end kills whatever still runs and deletes HOME and /tmp.
+
+Without a working bwrap (`kind == "none"`) the same calls run the command directly, with
+the same allowlisted environment and throwaway HOME and TMPDIR, under a reaper that kills
+what it leaves behind: the machine (an ephemeral runner) is then the isolation boundary.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Literal
+
+from bot.errors import SandboxUnavailable
+from bot.sandbox import reaper
+from bot.sandbox.mounts import Plan, bwrap_args, inside
+from bot.sandbox.status import SandboxKind, SandboxStatus, sandbox_status
+from bot.secrets import TOOLCHAIN, confined_env
+
+NetworkMode = Literal["none", "setup", "all"]
+"""`sandbox.network` in .github/agentbot.yml: when sandboxed commands may use the network."""
+
+Stream = int | IO[bytes] | None
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """How this process confines the jobs it runs; built once by the entry point."""
+
+    root: Path
+    """Where each job's HOME and /tmp are made (inside the data dir, which is hidden)."""
+    hidden: tuple[Path, ...] = ()
+    """Never visible inside: the data dir, the App key, the webhook secret, the queue..."""
+    mode: str = "auto"
+    """AGENTBOT_SANDBOX: `auto` (bubblewrap where it works) or `none` (unsafe)."""
+    app: bool = False
+    """App mode: a job is refused without a working sandbox, unless `mode` is `none`."""
+    path: str | None = None
+    """Where to look for bwrap (default: PATH)."""
+    host_home: Path | None = None
+    """The bot's own HOME: never shown; toolchains kept under it (~/.rustup) are."""
+
+    def status(self) -> SandboxStatus:
+        """Which sandbox jobs get, and why."""
+        return sandbox_status(self.mode, self.path)
+
+    def open(self, network: NetworkMode = "setup") -> Sandbox:
+        """A job's sandbox; SandboxUnavailable in App mode when there is none."""
+        status = self.status()
+        if not status.ok and self.app and self.mode != "none":
+            raise SandboxUnavailable(
+                f"agentbot refuses to run a job without a sandbox in App mode: {status.reason}."
+                " Install bubblewrap where the workers run (the README's Security model says"
+                " how), or set AGENTBOT_SANDBOX=none to run jobs unsandboxed (unsafe: the agent"
+                " can then read the App key, the queue and other workspaces)",
+                reason=status.reason,
+            )
+        return Sandbox(status, policy=self, network=network)
+
+
+class Sandbox:
+    """One job's sandbox (see the module doc); `popen` runs a command in it."""
+
+    def __init__(self, status: SandboxStatus, *, policy: SandboxPolicy, network: NetworkMode):
+        self.status = status
+        self.network = network
+        self.policy = policy
+        policy.root.mkdir(parents=True, exist_ok=True)
+        self.dir = Path(tempfile.mkdtemp(prefix="job-", dir=policy.root)).resolve()
+        self.home = self.dir / "home"
+        self.tmp = self.dir / "tmp"
+        for folder in (self.home, self.tmp):
+            folder.mkdir(mode=0o700)
+        self.hidden = tuple(p.resolve() for p in policy.hidden)
+        self._procs: weakref.WeakSet[subprocess.Popen[bytes]] = weakref.WeakSet()
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @property
+    def kind(self) -> SandboxKind:
+        """`bwrap`, or `none` when the machine is the boundary."""
+        return self.status.kind
+
+    def network_for(self, *, setup: bool) -> bool:
+        """Whether a command may use the network: `setup` stages under `setup`, all under `all`."""
+        return self.network == "all" or (setup and self.network == "setup")
+
+    def environment(self, env: Mapping[str, str]) -> dict[str, str]:
+        """What a command really gets: `env` checked again, with the job's HOME and TMPDIR."""
+        final = confined_env(env)
+        home = self.policy.host_home
+        if home is not None and "RUSTUP_HOME" not in final and (home / ".rustup").is_dir():
+            # HOME moves to the job's: rustup's shims would no longer find the toolchains.
+            final["RUSTUP_HOME"] = str(home / ".rustup")
+        final["HOME"] = str(self.home)
+        final["TMPDIR"] = "/tmp" if self.kind == "bwrap" else str(self.tmp)  # noqa: S108
+        return final
+
+    def argv(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        writable: Sequence[Path] = (),
+        readable: Sequence[Path] = (),
+        setup: bool = False,
+    ) -> list[str]:
+        """The full command line that runs `argv` in this sandbox from `cwd`."""
+        if self.kind != "bwrap":
+            return [sys.executable, "-I", "-S", reaper.__file__, *argv]
+        rw = tuple(Path(p).resolve() for p in writable)
+        ro = tuple(Path(p).resolve() for p in readable)
+        where = Path(cwd).resolve()
+        if not inside(where, rw + ro):
+            raise ValueError(f"{where} is not among the paths this command may see")
+        plan = Plan(
+            cwd=where,
+            home=self.home,
+            tmp=self.tmp,
+            writable=rw,
+            readable=ro,
+            tools=self._tools(env, rw + ro),
+            hidden=self.hidden,
+            network=self.network_for(setup=setup),
+            disable_userns=self.status.disable_userns,
+        )
+        assert self.status.bwrap is not None
+        return [self.status.bwrap, *bwrap_args(plan), "--", *argv]
+
+    def popen(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        writable: Sequence[Path] = (),
+        readable: Sequence[Path] = (),
+        setup: bool = False,
+        stdin: Stream = subprocess.DEVNULL,
+        stdout: Stream = None,
+        stderr: Stream = None,
+    ) -> subprocess.Popen[bytes]:
+        """Start `argv` in the sandbox, in a session of its own (killpg reaches all of it).
+
+        `writable` paths (the workspace, its venv and caches) are created if missing; `cwd`
+        must be one of them or of `readable`. `setup` asks for the setup stage's network.
+        """
+        for path in writable:
+            Path(path).mkdir(parents=True, exist_ok=True)
+        full = self.argv(argv, cwd=cwd, env=env, writable=writable, readable=readable, setup=setup)
+        with self._lock:
+            if self._closed:
+                raise SandboxUnavailable("the job's sandbox is closed", reason="closed")
+            proc = subprocess.Popen(
+                full,
+                cwd=cwd,
+                env=self.environment(env),
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
+                start_new_session=True,
+            )
+            self._procs.add(proc)
+        return proc
+
+    def close(self) -> None:
+        """Kill everything still running in the sandbox and delete its HOME and /tmp."""
+        with self._lock:
+            self._closed = True
+            running = [p for p in self._procs if p.returncode is None]
+        for proc in running:
+            # The reaper (no bwrap) cleans up on TERM; bwrap's namespaces die with it.
+            _signal_group(proc.pid, signal.SIGTERM)
+        for proc in running:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                _signal_group(proc.pid, signal.SIGKILL)
+                proc.wait()
+        _remove_tree(self.dir)
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _tools(self, env: Mapping[str, str], shown: tuple[Path, ...]) -> tuple[Path, ...]:
+        """Toolchain directories to show read-only: PATH, toolchain roots, our interpreter."""
+        candidates = [p for p in env.get("PATH", "").split(os.pathsep) if p]
+        candidates += [v for k, v in env.items() if k in TOOLCHAIN and v.startswith("/")]
+        if "RUSTUP_HOME" not in env and self.policy.host_home is not None:
+            candidates.append(str(self.policy.host_home / ".rustup"))
+        # The interpreter running agentbot: setup builds the workspace's venv from it.
+        candidates += [sys.prefix, sys.base_prefix, str(Path(sys.executable).resolve().parent)]
+        home = self.policy.host_home
+        tools: list[Path] = []
+        for raw in candidates:
+            path = Path(raw)
+            if not path.is_absolute() or not path.is_dir():
+                continue
+            path = path.resolve()
+            too_wide = path == Path("/") or (home is not None and home.is_relative_to(path))
+            if too_wide or inside(path, shown) or inside(path, self.hidden) or path in tools:
+                continue
+            tools.append(path)
+        return tuple(tools)
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+def _remove_tree(root: Path) -> None:
+    """Delete a job's folder, even where the agent took away the write permission."""
+    if not root.exists():
+        return
+    for folder in [root, *(p for p in root.rglob("*") if p.is_dir() and not p.is_symlink())]:
+        with contextlib.suppress(OSError):
+            folder.chmod(stat.S_IRWXU)
+    shutil.rmtree(root, ignore_errors=True)

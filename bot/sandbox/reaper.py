@@ -1,0 +1,74 @@
+"""Run a command, then kill every process it left behind: the no-sandbox fallback's reaper.
+
+`python -I -S reaper.py ARGV...` makes itself a child subreaper (PR_SET_CHILD_SUBREAPER),
+so a process that detaches (`setsid`, a double fork) is re-parented to it rather than to
+init. When the command exits, or the reaper gets SIGTERM, SIGINT or SIGHUP, it kills all of
+them and exits with the command's status. Only the standard library: it runs without site.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import sys
+from pathlib import Path
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def children() -> list[int]:
+    """The pids whose parent is this process (zombies included)."""
+    me = str(os.getpid())
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text(encoding="ascii", errors="replace")
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()
+        if len(fields) > 1 and fields[1] == me:
+            found.append(int(entry.name))
+    return found
+
+
+def reap_all() -> None:
+    """Kill every descendant (they re-parent to us as their parents die) and collect them."""
+    while kids := children():
+        for pid in kids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in kids:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+
+
+def main(argv: list[str]) -> int:
+    """Run `argv` as a child and return its exit code once nothing of it is left."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    child = os.fork()
+    if child == 0:
+        try:
+            os.execvp(argv[0], argv)  # noqa: S606 (the command, as the caller gave it)
+        except OSError as exc:
+            os.write(2, f"{argv[0]}: {exc.strerror}\n".encode())
+        os._exit(127)
+
+    def stop(signum: int, _frame: object) -> None:
+        reap_all()
+        os._exit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, stop)
+    _, status = os.waitpid(child, 0)
+    code = os.waitstatus_to_exitcode(status)
+    reap_all()
+    return code if code >= 0 else 128 - code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
