@@ -11,7 +11,8 @@ queue's bookkeeping and one-job-per-issue hold). Everything else happens here, o
   to tell anyone). A routing reply goes only to collaborators.
 - guard: the actor's permission and the issue's state now, from the same FactCache.
 - run: dispatch to Actions, or the kind's handler from `handlers` with the FactCache as
-  the job's GitHub, so the workflow reads the same facts again for free.
+  the job's GitHub, so the workflow reads the same facts again for free; the job's
+  sandbox (opened by the door's `make_env`) is closed when the handler returns.
 """
 
 from __future__ import annotations
@@ -162,7 +163,12 @@ class UseCase:
         if self.dispatches and plan.config.execution.mode == "actions":
             return self.dispatch(plan)
         log.info("running %s here", plan.job.kind.value)
-        return self.handlers[plan.job.kind](plan.job, self.make_env(plan.github, plan.config))
+        env = self.make_env(plan.github, plan.config)
+        try:
+            return self.handlers[plan.job.kind](plan.job, env)
+        finally:
+            if env.sandbox is not None:
+                env.sandbox.close()  # nothing the job started outlives it
 
     def dispatch(self, plan: Plan) -> JobResult:
         """`actions` mode: start the repo's agentbot workflow for this job; nothing runs here."""

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from bot.llm import LLM
     from bot.models import JobKind
     from bot.queue import JobQueue
+    from bot.sandbox import Sandbox
     from bot.worker import WorkerDeps
 
 
@@ -96,10 +97,12 @@ def job_env(
     checkout: Path | None = None,
     dry_run: bool = False,
     echo: Callable[[str], None] = print,
+    sandbox: Sandbox | None = None,
 ) -> JobEnv:
     """The ports of one job run here, around `github` (`dress` it for a dry run first).
 
-    In a dry run pushes are recorded too: the commits stay in the workspace.
+    In a dry run pushes are recorded too: the commits stay in the workspace. `sandbox` is
+    the job's (`SandboxPolicy.open`); whoever runs the job closes it.
     """
     return JobEnv(
         github=github,
@@ -110,13 +113,15 @@ def job_env(
         checkout=checkout.resolve() if checkout else None,
         push=RecordingPush(echo) if dry_run else push_branch,
         echo=echo,
+        sandbox=sandbox,
     )
 
 
 def worker_deps(
     settings: Settings, queue: JobQueue, handlers: Mapping[JobKind, Handler]
 ) -> WorkerDeps:
-    """What the App's workers need, from the settings."""
+    """What the App's workers need, from the settings (App mode: no sandbox, no job)."""
+    from bot.sandbox import SandboxPolicy
     from bot.worker import WorkerDeps
 
     return WorkerDeps(
@@ -126,4 +131,5 @@ def worker_deps(
         llm_factory=llm_factory(settings),
         data_dir=settings.data_dir,
         server_url=settings.github_server_url,
+        sandbox=SandboxPolicy.for_settings(settings, app=True),
     )

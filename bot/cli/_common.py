@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
 
 from bot.cli.app import EXIT_USAGE
-from bot.config import Settings
+from bot.config import RepoConfig, Settings
 from bot.errors import ConfigError
 from bot.logs import setup_logging
 from bot.models import JobResult
 from bot.ports import FactCache, JobEnv
 from bot.report import step_summary
+from bot.sandbox import Sandbox, SandboxPolicy, SandboxStatus
+from bot.secrets import register_environment
 from bot.wiring import dress, github_client, job_env
 
 _REF = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#(?P<number>\d+)$")
@@ -46,6 +51,7 @@ def check_repo_name(repo: str) -> str:
 def cli_settings() -> Settings:
     """Settings from the environment, and human-readable logging that redacts their secrets."""
     settings = Settings()
+    register_environment(os.environ)  # every value we were started with, whatever its name
     secrets = [
         s.get_secret_value()
         for s in (settings.github_token, settings.anthropic_api_key, settings.llm_api_key)
@@ -55,15 +61,51 @@ def cli_settings() -> Settings:
     return settings
 
 
-def command_env(repo: str, *, checkout: Path | None, dry_run: bool) -> JobEnv:
-    """The ports of a job the CLI runs for `repo`, its config read once from the default branch."""
+@contextmanager
+def command_env(repo: str, *, checkout: Path | None, dry_run: bool) -> Iterator[JobEnv]:
+    """The ports of a job the CLI runs for `repo`, its config read once from the default
+    branch, with the job's sandbox (killed when the job ends)."""
     settings = cli_settings()
     github = FactCache(dress(github_client(settings, repo), dry_run=dry_run, echo=typer.echo))
     try:
         config = github.config(repo)
     except ConfigError as exc:
         raise usage_error(str(exc)) from exc
-    return job_env(settings, github, config, checkout=checkout, dry_run=dry_run, echo=typer.echo)
+    with open_sandbox(settings, config) as sandbox:
+        yield job_env(
+            settings,
+            github,
+            config,
+            checkout=checkout,
+            dry_run=dry_run,
+            echo=typer.echo,
+            sandbox=sandbox,
+        )
+
+
+def open_sandbox(settings: Settings, config: RepoConfig) -> Sandbox:
+    """A job's sandbox as the CLI and the Action open it (the runner's temp folder hidden).
+
+    Where bwrap does not work they fall back to no sandbox (the runner, or this machine, is
+    then the boundary) and say so in one line, in the job log and the step summary.
+    """
+    runner_temp = os.environ.get("RUNNER_TEMP")
+    policy = SandboxPolicy.for_settings(settings, app=False, runner_temp=runner_temp)
+    sandbox = policy.open(config.sandbox.network)
+    if not sandbox.status.ok:
+        fallback_notice(sandbox.status, os.environ.get("GITHUB_STEP_SUMMARY"))
+    return sandbox
+
+
+def fallback_notice(status: SandboxStatus, summary: str | None) -> None:
+    """One line, in the job log and the step summary: this job runs without a sandbox."""
+    line = (
+        f"agentbot: no sandbox ({status.reason}); the runner is the isolation boundary for this job"
+    )
+    typer.echo(line, err=True)
+    if summary:
+        with Path(summary).open("a", encoding="utf-8") as f:
+            f.write(f"> [!WARNING]\n> {line}\n\n")
 
 
 def print_result(result: JobResult, *, as_json: bool = False) -> None:

@@ -36,8 +36,8 @@ def fix(
         raise usage_error(f"{repo_dir} has uncommitted changes: commit or stash them first")
     from bot.workflows.fix_issue import fix_issue  # loads only when it runs
 
-    env = command_env(repo, checkout=repo_dir, dry_run=dry_run)
-    # The person running the CLI holds the token: no permission guard applies to them.
-    result = fix_issue(Job(kind=JobKind.FIX_ISSUE, repo=repo, number=number), env)
+    with command_env(repo, checkout=repo_dir, dry_run=dry_run) as env:
+        # The person running the CLI holds the token: no permission guard applies to them.
+        result = fix_issue(Job(kind=JobKind.FIX_ISSUE, repo=repo, number=number), env)
     print_result(result, as_json=as_json)
     raise typer.Exit(result.status.exit_code)

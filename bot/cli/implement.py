@@ -63,9 +63,9 @@ def implement(
     repo = github_repo or repo_from_origin(repo_dir)
     from bot.workflows.implement import implement as run  # loads only when it runs
 
-    env = command_env(repo, checkout=repo_dir, dry_run=dry_run)
     params: dict[str, object] = {"tasks_path": rel, "task": task or "", "phase": phase or ""}
     job = Job(kind=JobKind.IMPLEMENT, repo=repo, ref=branch, number=pr, params=params)
-    result = run(job, env)
+    with command_env(repo, checkout=repo_dir, dry_run=dry_run) as env:
+        result = run(job, env)
     print_result(result, as_json=as_json)
     raise typer.Exit(result.status.exit_code)

@@ -35,8 +35,8 @@ def refuel(
     check_repo_name(repo)
     from bot.workflows.refuel import refuel as run  # loads only when it runs
 
-    env = command_env(repo, checkout=None, dry_run=dry_run)
     params = {"label": label or "", "limit": limit, "max_usd": max_usd or ""}
-    result = run(Job(kind=JobKind.REFUEL, repo=repo, params=params), env)
+    with command_env(repo, checkout=None, dry_run=dry_run) as env:
+        result = run(Job(kind=JobKind.REFUEL, repo=repo, params=params), env)
     print_result(result, as_json=as_json)
     raise typer.Exit(result.status.exit_code)

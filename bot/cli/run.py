@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from bot.cli._common import cli_settings, usage_error
+from bot.cli._common import cli_settings, open_sandbox, usage_error
 from bot.cli.app import EXIT_NEUTRAL, app
 from bot.config import REPO_CONFIG_PATH, RepoConfig, Settings
 from bot.errors import ConfigError
@@ -134,8 +134,16 @@ def action_door(
         return dress(github_client(settings, delivery.repo), dry_run=dry_run, echo=typer.echo)
 
     def env(github: GitHubPort, config: RepoConfig) -> JobEnv:
+        # The job's sandbox; the use case closes it when the job ends.
+        sandbox = open_sandbox(settings, config)
         return job_env(
-            settings, github, config, checkout=checkout, dry_run=dry_run, echo=typer.echo
+            settings,
+            github,
+            config,
+            checkout=checkout,
+            dry_run=dry_run,
+            echo=typer.echo,
+            sandbox=sandbox,
         )
 
     def with_inputs(job: Job) -> Job:

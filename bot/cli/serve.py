@@ -6,6 +6,7 @@ map (production: `bot.workflows.handlers.HANDLERS`), the seam tests use for thei
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import os
@@ -76,7 +77,13 @@ def webhook_secret(settings: Settings) -> tuple[str, Path | None, bool]:
 
 
 def _secrets(settings: Settings, webhook: str) -> list[str]:
+    """Every secret this process holds, registered (bot.secrets) before logging starts."""
+    from bot.secrets import register_environment
+
+    register_environment(os.environ)  # every value we were started with, whatever its name
     found = [webhook]
+    with contextlib.suppress(ConfigError):  # an unreadable key is reported where it is used
+        found.append(settings.app_private_key() or "")
     for value in (
         settings.github_token,
         settings.github_app_private_key,
@@ -108,6 +115,17 @@ def _start(
     queue = open_queue(settings.queue)
     metrics = Metrics(queue)
     deps = worker_deps(settings, queue, handlers)
+    if deps.sandbox is not None and workers:
+        status = deps.sandbox.status()
+        log = logging.getLogger("agentbot.worker")
+        if status.ok:
+            log.info("%s", status.line())
+        else:
+            log.warning(
+                "%s: local jobs will be refused; AGENTBOT_SANDBOX=none runs them"
+                " unsandboxed (unsafe)",
+                status.line(),
+            )
     pool = WorkerPool(
         queue,
         lambda job: process_delivery(job, deps),

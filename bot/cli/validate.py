@@ -11,10 +11,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from bot.cli._common import fallback_notice
 from bot.cli.app import EXIT_FAILED, EXIT_OK, EXIT_USAGE, app
 from bot.config import REPO_CONFIG_PATH, RepoConfig, Settings
 from bot.errors import ConfigError
 from bot.models import QualityGateResult, ValidationReport
+from bot.sandbox import SandboxPolicy
 from bot.validation import resolve_base, run_validation
 
 _STYLE = {"passed": "green", "failed": "red", "timed_out": "red", "skipped": "yellow"}
@@ -104,15 +106,20 @@ def validate(
         if not as_json:
             progress.print(f"  {gate.gate_name}: {gate.status}", style=_STYLE[gate.status])
 
-    report = run_validation(
-        repo,
-        config.validation,
-        data_dir=settings.data_dir,
-        base_sha=base_sha,
-        fix=fix,
-        env=os.environ,
-        on_stage=on_stage,
-    )
+    policy = SandboxPolicy.for_settings(settings, app=False)
+    with policy.open(config.sandbox.network) as sandbox:
+        if not sandbox.status.ok:
+            fallback_notice(sandbox.status, None)
+        report = run_validation(
+            repo,
+            config.validation,
+            data_dir=settings.data_dir,
+            base_sha=base_sha,
+            fix=fix,
+            env=os.environ,
+            on_stage=on_stage,
+            sandbox=sandbox,
+        )
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
     else:

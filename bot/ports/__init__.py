@@ -22,6 +22,7 @@ from bot.ports.github import GitHubPort, GitHubProxy, GitHubReads, GitHubWrites
 
 if TYPE_CHECKING:
     from bot.git import Workspace
+    from bot.sandbox import Sandbox
 
 __all__ = [
     "FactCache",
@@ -67,6 +68,9 @@ class JobEnv:
     """Where dry runs print what they would have posted."""
     clock: Clock = field(default_factory=SystemClock)
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("agentbot.job"))
+    sandbox: Sandbox | None = None
+    """The job's sandbox (bot.sandbox), where the agent's tools and validation run; the doors
+    always give one, and it ends with the job (None only in tests that run commands directly)."""
 
 
 Handler = Callable[[Job, JobEnv], JobResult]

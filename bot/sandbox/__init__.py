@@ -7,7 +7,8 @@
 `sandbox_status()` says which sandbox this machine gives and why (for `agentbot doctor`).
 """
 
-from bot.sandbox.job import NetworkMode, Sandbox, SandboxPolicy
+from bot.sandbox.job import NetworkMode, Sandbox
+from bot.sandbox.policy import SandboxPolicy
 from bot.sandbox.status import SandboxKind, SandboxStatus, sandbox_status
 
 __all__ = [

@@ -26,56 +26,23 @@ import tempfile
 import threading
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Literal
+from typing import IO, TYPE_CHECKING, Literal
 
 from bot.errors import SandboxUnavailable
 from bot.sandbox import reaper
 from bot.sandbox.mounts import Plan, bwrap_args, inside
-from bot.sandbox.status import SandboxKind, SandboxStatus, sandbox_status
+from bot.sandbox.status import SandboxKind, SandboxStatus
 from bot.secrets import TOOLCHAIN, confined_env
+
+if TYPE_CHECKING:
+    from bot.sandbox.policy import SandboxPolicy
 
 NetworkMode = Literal["none", "setup", "all"]
 """`sandbox.network` in .github/agentbot.yml: when sandboxed commands may use the network."""
 
 Stream = int | IO[bytes] | None
-
-
-@dataclass(frozen=True)
-class SandboxPolicy:
-    """How this process confines the jobs it runs; built once by the entry point."""
-
-    root: Path
-    """Where each job's HOME and /tmp are made (inside the data dir, which is hidden)."""
-    hidden: tuple[Path, ...] = ()
-    """Never visible inside: the data dir, the App key, the webhook secret, the queue..."""
-    mode: str = "auto"
-    """AGENTBOT_SANDBOX: `auto` (bubblewrap where it works) or `none` (unsafe)."""
-    app: bool = False
-    """App mode: a job is refused without a working sandbox, unless `mode` is `none`."""
-    path: str | None = None
-    """Where to look for bwrap (default: PATH)."""
-    host_home: Path | None = None
-    """The bot's own HOME: never shown; toolchains kept under it (~/.rustup) are."""
-
-    def status(self) -> SandboxStatus:
-        """Which sandbox jobs get, and why."""
-        return sandbox_status(self.mode, self.path)
-
-    def open(self, network: NetworkMode = "setup") -> Sandbox:
-        """A job's sandbox; SandboxUnavailable in App mode when there is none."""
-        status = self.status()
-        if not status.ok and self.app and self.mode != "none":
-            raise SandboxUnavailable(
-                f"agentbot refuses to run a job without a sandbox in App mode: {status.reason}."
-                " Install bubblewrap where the workers run (the README's Security model says"
-                " how), or set AGENTBOT_SANDBOX=none to run jobs unsandboxed (unsafe: the agent"
-                " can then read the App key, the queue and other workspaces)",
-                reason=status.reason,
-            )
-        return Sandbox(status, policy=self, network=network)
 
 
 class Sandbox:

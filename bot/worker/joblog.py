@@ -7,8 +7,8 @@ import threading
 import time
 
 from bot.logs import job_id_var
-from bot.secrets import redact
 from bot.queue import JobQueue
+from bot.secrets import redact
 
 
 class JobLogHandler(logging.Handler):

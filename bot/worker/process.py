@@ -21,6 +21,7 @@ from bot.llm import LLM
 from bot.models import Job, JobKind, JobResult
 from bot.ports import GitHubFor, GitHubPort, Handler, JobEnv
 from bot.queue import JobQueue, QueuedJob
+from bot.sandbox import SandboxPolicy
 from bot.usecase import DISPATCHED, UseCase, dispatch_inputs
 
 log = logging.getLogger("agentbot.worker")
@@ -66,6 +67,9 @@ class WorkerDeps:
     bot_login: str = ""
     """The App's own login (`name[bot]`), so its own events never start work."""
     clock: Clock = field(default_factory=SystemClock)
+    sandbox: SandboxPolicy | None = None
+    """How local jobs are confined, one sandbox each (`bot.wiring` always sets it); a job
+    it cannot confine fails with SandboxUnavailable, a ConfigError: dead, not retried."""
 
     def usecase(self) -> UseCase:
         """The use case with the App's door: installation clients, dispatch, the queue."""
@@ -93,6 +97,7 @@ class WorkerDeps:
             server_url=self.server_url,
             clock=self.clock,
             echo=lambda text: log.info("%s", text),
+            sandbox=self.sandbox.open(config.sandbox.network) if self.sandbox else None,
         )
 
     def _annotate(self, job: Job) -> Job:

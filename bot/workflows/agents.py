@@ -79,6 +79,7 @@ def run_role(
         clock=env.clock,
         session=session,
         context=repo_context(env.config),
+        sandbox=env.sandbox,
     )
 
 

@@ -226,6 +226,7 @@ class ImplementRun(Flow):
 
     def commit_task(self, ws: Workspace, tasks_path: str, task: Task) -> str:
         """Tick the task's checkbox and commit it together with the task's changes."""
+        find_tasks(ws, tasks_path)  # the agent may have made it a symlink to a file outside
         file = ws.path / tasks_path
         file.write_bytes(tick(file.read_bytes().decode("utf-8"), task.id).encode("utf-8"))
         return ws.commit(task_commit_message(task.id, task.description))

@@ -22,4 +22,5 @@ def validate(
         fix=True,
         fix_callback=repair,
         clock=env.clock,
+        sandbox=env.sandbox,
     )
