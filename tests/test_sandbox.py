@@ -16,6 +16,7 @@ from bot.errors import SandboxUnavailable
 from bot.sandbox import Sandbox, SandboxPolicy, sandbox_status
 from bot.secrets import INHERITED
 from bot.tools.shell import SHELL_DEFAULTS, run_bash
+from tests.fakes.github import FakeGitHub
 from tests.fakes.gitrepo import git
 
 needs_bwrap = pytest.mark.skipif(
@@ -171,6 +172,19 @@ def test_network_is_off_for_tools_and_on_for_setup(machine: Machine) -> None:
                 )
                 out = proc.communicate(timeout=60)[0].decode()
             assert ("connected" in out) is reaches, (network, setup, out)
+
+
+@needs_bwrap
+def test_the_agents_bash_cannot_reach_github(machine: Machine, sandbox: Sandbox) -> None:
+    with FakeGitHub() as gh:
+        port = int(gh.url.rsplit(":", 1)[1].split("/")[0])
+        command = (
+            f"curl -sS --max-time 5 {gh.url}/repos/octo/app; echo curl=$?;"
+            f" python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 5)\""
+        )
+        code, out = sh(sandbox, machine.ws, command)
+        assert gh.calls == []
+    assert code != 0 and "curl=7" in out and "ConnectionRefusedError" in out
 
 
 @needs_bwrap
