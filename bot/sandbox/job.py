@@ -60,6 +60,7 @@ class Sandbox:
             folder.mkdir(mode=0o700)
         self.hidden = tuple(p.resolve() for p in policy.hidden)
         self._procs: weakref.WeakSet[subprocess.Popen[bytes]] = weakref.WeakSet()
+        self._tool_cache: dict[tuple[str, ...], tuple[Path, ...]] = {}
         self._lock = threading.Lock()
         self._closed = False
 
@@ -184,20 +185,27 @@ class Sandbox:
         candidates += [v for k, v in env.items() if k in TOOLCHAIN and v.startswith("/")]
         if "RUSTUP_HOME" not in env and self.policy.host_home is not None:
             candidates.append(str(self.policy.host_home / ".rustup"))
+        key = tuple(candidates)
+        if key not in self._tool_cache:
+            self._tool_cache[key] = self._toolchain_dirs(candidates)
+        return tuple(t for t in self._tool_cache[key] if not inside(t, shown))
+
+    def _toolchain_dirs(self, candidates: list[str]) -> tuple[Path, ...]:
         # The interpreter running agentbot: setup builds the workspace's venv from it.
-        candidates += [sys.prefix, sys.base_prefix, str(Path(sys.executable).resolve().parent)]
+        candidates = [*candidates, sys.prefix, sys.base_prefix]
+        candidates.append(str(Path(sys.executable).resolve().parent))
         home = self.policy.host_home
-        tools: list[Path] = []
+        found: set[Path] = set()
         for raw in candidates:
             path = Path(raw)
             if not path.is_absolute() or not path.is_dir():
                 continue
             path = path.resolve()
             too_wide = path == Path("/") or (home is not None and home.is_relative_to(path))
-            if too_wide or inside(path, shown) or inside(path, self.hidden) or path in tools:
-                continue
-            tools.append(path)
-        return tuple(tools)
+            if not too_wide and not inside(path, self.hidden):
+                found.add(path)
+        # One mount per tree: a folder inside another one shown adds nothing but time.
+        return tuple(sorted(p for p in found if not inside(p, found - {p})))
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:

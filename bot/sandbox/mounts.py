@@ -11,6 +11,7 @@ refs there, so the bot's own git never meets them.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -36,7 +37,6 @@ NAMESPACES = (
     "--unshare-pid",
     "--unshare-ipc",
     "--unshare-uts",
-    "--unshare-cgroup-try",
     "--hostname",
     "sandbox",
     "--die-with-parent",
@@ -75,14 +75,9 @@ def bwrap_args(plan: Plan) -> list[str]:
     if plan.disable_userns:
         args.append("--disable-userns")
     args += ["--proc", "/proc", "--dev", "/dev"]
-    shown: list[Path] = []  # trees visible inside, where a hidden path needs a mask
-    for name in plan.system:
-        system = Path(name)
-        if system.is_symlink():
-            args += ["--symlink", str(system.readlink()), name]
-        elif system.is_dir():
-            args += ["--ro-bind", name, name]
-            shown.append(system)
+    system_args, system_dirs = _system(plan.system)
+    args += system_args
+    shown = list(system_dirs)  # trees visible inside, where a hidden path needs a mask
     args += ["--ro-bind-try", "/sys", "/sys", *_resolv_conf()]
     # (depth, order at equal depth, mount args): parents first, masks before binds.
     mounts: list[tuple[int, int, list[str]]] = []
@@ -90,9 +85,8 @@ def bwrap_args(plan: Plan) -> list[str]:
         if not inside(tool, shown):
             mounts.append((len(tool.parts), 2, ["--ro-bind-try", str(tool), str(tool)]))
             shown.append(tool)
-    for folder, pattern in MASKED:
-        for secret in Path(folder).glob(pattern):
-            mounts.append((len(secret.parts), 1, ["--ro-bind", os.devnull, str(secret)]))
+    for secret in _masked():
+        mounts.append((len(secret.parts), 1, ["--ro-bind", os.devnull, str(secret)]))
     mounts.append((1, 2, ["--bind", str(plan.tmp), TMP]))
     mounts.append((2, 3, ["--symlink", TMP, VAR_TMP]))
     binds = [(plan.home, "--bind")]
@@ -114,15 +108,39 @@ def bwrap_args(plan: Plan) -> list[str]:
     return args
 
 
-def _resolv_conf() -> list[str]:
+@functools.cache
+def _system(names: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[Path, ...]]:
+    """The mounts of the system directories (a symlink stays a symlink), and those shown."""
+    args: list[str] = []
+    shown: list[Path] = []
+    for name in names:
+        system = Path(name)
+        if system.is_symlink():
+            args += ["--symlink", str(system.readlink()), name]
+        elif system.is_dir():
+            args += ["--ro-bind", name, name]
+            shown.append(system)
+    return tuple(args), tuple(shown)
+
+
+@functools.cache
+def _masked() -> tuple[Path, ...]:
+    """The MASKED files on this machine; only root (outside) could read them anyway."""
+    if os.geteuid() != 0:
+        return ()
+    return tuple(secret for folder, pattern in MASKED for secret in Path(folder).glob(pattern))
+
+
+@functools.cache
+def _resolv_conf() -> tuple[str, ...]:
     """/etc/resolv.conf often links into /run, which is not shown: show its target."""
     link = Path("/etc/resolv.conf")
     if not link.is_symlink():
-        return []
+        return ()
     target = link.resolve()
     if inside(target, [Path(d) for d in SYSTEM_DIRS]):
-        return []
-    return ["--ro-bind-try", str(target), str(target)]
+        return ()
+    return ("--ro-bind-try", str(target), str(target))
 
 
 def _git_paths(repo: Path) -> Sequence[Path]:

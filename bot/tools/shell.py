@@ -124,15 +124,23 @@ def run_bash(
     capture = _Capture(cap)
     reader = threading.Thread(target=capture.drain, args=(proc.stdout,), daemon=True)
     reader.start()
-    timed_out = False
-    try:
-        exit_code = proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+    fired = threading.Event()
+
+    def on_timeout() -> None:
+        fired.set()
         _kill_group(proc.pid)
+
+    # A timer, not wait(timeout=): that polls and notices the end up to 50 ms late.
+    timer = threading.Timer(timeout, on_timeout)
+    timer.daemon = True
+    timer.start()
+    try:
         exit_code = proc.wait()
     finally:
+        timer.cancel()
+        timer.join()  # no kill may come after the group id could be reused
         _kill_group(proc.pid)  # background jobs die with the call
+    timed_out = fired.is_set()
     # A process that left the group (setsid) may still hold the pipe; don't wait for it.
     reader.join(timeout=5.0)
     if not reader.is_alive():
