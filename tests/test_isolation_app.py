@@ -211,7 +211,9 @@ def test_the_agent_reaches_no_key_queue_data_dir_or_other_workspace(tmp_path: Pa
         for name, path in targets.items()
     )
     probe += f'; echo "== listing"; ls -a {data} {data / "workspaces"}'
-    probe += '; echo "== env"; env; echo "== proc"; cat /proc/*/environ 2>/dev/null | tr "\\0" "\\n"'
+    probe += (
+        '; echo "== env"; env; echo "== proc"; cat /proc/*/environ 2>/dev/null | tr "\\0" "\\n"'
+    )
     script = [
         # acme's job: its workspace is cloned, then the agent asks a question.
         reply(finish("NEEDS_INFO", "need detail", question="Which input is slow?")),
@@ -232,9 +234,9 @@ def test_the_agent_reaches_no_key_queue_data_dir_or_other_workspace(tmp_path: Pa
     out = results[0]
     sections = dict(part.split("\n", 1) for part in out.split("== ")[1:])
     for name in targets:
-        assert "No such file or directory" in sections[name] or "Permission denied" in sections[
-            name
-        ], (name, sections[name])
+        assert (
+            "No such file or directory" in sections[name] or "Permission denied" in sections[name]
+        ), (name, sections[name])
     # The data dir shows only the mount points of this job's own workspace and HOME.
     listed = set(sections["listing"].split())
     assert not listed & {"webhook-secret", "sessions", "venvs", "acme__secret-issue-1"}

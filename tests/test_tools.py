@@ -198,6 +198,19 @@ def test_paths_outside_the_workspace_are_refused(
     assert box.files_modified == set()
 
 
+@pytest.mark.parametrize("path", [".git/hooks/pre-commit", ".git/config", "gitlink/config"])
+def test_nothing_under_git_can_be_written(box: Toolbox, ws: Path, path: str) -> None:
+    (ws / "gitlink").symlink_to(ws / ".git")
+    before = (ws / ".git" / "config").read_text()
+
+    out = edit(box, command="create", path=path, file_text="[core]\n\tfsmonitor = evil\n")
+
+    assert out.is_error and "`.git` is read-only" in out.content
+    assert not (ws / ".git" / "hooks" / "pre-commit").exists()
+    assert (ws / ".git" / "config").read_text() == before
+    assert not edit(box, command="view", path=".git/config").is_error
+
+
 def test_etc_passwd_is_refused(box: Toolbox) -> None:
     out = edit(box, command="view", path="/etc/passwd")
     assert out.is_error and "root:" not in out.content

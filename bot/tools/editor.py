@@ -3,7 +3,8 @@
 Every path is resolved (symlinks followed) before use and must land inside the workspace:
 `../x`, absolute paths elsewhere and symlinks that point out are refused. Paths may be
 relative to the workspace or absolute inside it. Files are read and written as UTF-8 with
-their line endings kept. `create` overwrites an existing file (the reply says so).
+their line endings kept. `create` overwrites an existing file (the reply says so). Nothing
+under `.git` can be changed (a symlink into it neither), as in the sandbox.
 """
 
 from __future__ import annotations
@@ -77,6 +78,9 @@ class Editor:
         if not isinstance(command, str) or command not in handlers:
             raise ToolError(f"unknown command {command!r}; use one of {', '.join(COMMANDS)}")
         path = self.resolve(input.get("path"))
+        if command != "view" and ".git" in path.relative_to(self.root).parts:
+            # As in the sandbox, where `.git` is mounted read-only: no hook or config plants.
+            raise ToolError(f"{self.show(path)}: `.git` is read-only; agentbot commits the work")
         try:
             text, changed = handlers[command](path, input)
         except UnicodeDecodeError as exc:
