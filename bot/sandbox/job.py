@@ -96,6 +96,9 @@ class Sandbox:
     ) -> list[str]:
         """The full command line that runs `argv` in this sandbox from `cwd`."""
         if self.kind != "bwrap":
+            # The reaper needs Linux (a child subreaper, /proc); elsewhere the command runs as is.
+            if not sys.platform.startswith("linux"):
+                return list(argv)
             return [sys.executable, "-I", "-S", reaper.__file__, *argv]
         rw = tuple(Path(p).resolve() for p in writable)
         ro = tuple(Path(p).resolve() for p in readable)

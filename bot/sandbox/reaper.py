@@ -21,8 +21,12 @@ PR_SET_CHILD_SUBREAPER = 36
 def children() -> list[int]:
     """The pids whose parent is this process (zombies included)."""
     me = str(os.getpid())
-    found = []
-    for entry in Path("/proc").iterdir():
+    found: list[int] = []
+    try:
+        entries = list(Path("/proc").iterdir())
+    except OSError:
+        return found
+    for entry in entries:
         if not entry.name.isdigit():
             continue
         try:

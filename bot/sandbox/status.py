@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from typing import Literal
 
@@ -46,6 +47,8 @@ def sandbox_status(mode: str = "auto", path: str | None = None) -> SandboxStatus
     """The sandbox for `AGENTBOT_SANDBOX=mode` with bwrap looked up on `path` (default PATH)."""
     if mode == "none":
         return SandboxStatus("none", "AGENTBOT_SANDBOX=none: jobs run unsandboxed (unsafe)")
+    if not sys.platform.startswith("linux"):
+        return SandboxStatus("none", f"bubblewrap needs Linux; this is {sys.platform}")
     found = shutil.which("bwrap", path=path)
     if found is None:
         return SandboxStatus(
