@@ -127,9 +127,12 @@ def environment_secrets(env: Mapping[str, str]) -> list[str]:
 
 
 def _setting(value: str) -> bool:
-    """A number, a switch, or a list of absolute paths."""
+    """A number, a switch, command-line options, or a list of absolute paths."""
     if _SETTING.fullmatch(value):
         return True
+    words = value.split()
+    if len(words) > 1 and all(w.startswith("-") for w in words):
+        return True  # JAVA_OPTS, MAKEFLAGS...
     parts = value.split(":")
     return all(p.startswith("/") and not any(c.isspace() for c in p) for p in parts)
 

@@ -43,6 +43,7 @@ ACTIONS_ENV = {
     "DEBIAN_FRONTEND": "noninteractive",
     "ImageOS": "ubuntu24",
     "SHLVL": "1",
+    "JAVA_OPTS": "-Xmx2048m -Dfile.encoding=UTF-8",
 }
 
 
@@ -101,7 +102,16 @@ def test_every_value_the_bot_holds_counts_whatever_its_name() -> None:
         assert ACTIONS_ENV[name] in found, name
     assert "hunter2pw" in found  # the password inside an allowed URL
     # Settings, paths and public values are not secrets: redacting them would garble text.
-    for name in ("PATH", "HOME", "GITHUB_REPOSITORY", "DEBIAN_FRONTEND", "ImageOS", "SHLVL"):
+    quiet = (
+        "PATH",
+        "HOME",
+        "GITHUB_REPOSITORY",
+        "DEBIAN_FRONTEND",
+        "ImageOS",
+        "SHLVL",
+        "JAVA_OPTS",
+    )
+    for name in quiet:
         assert ACTIONS_ENV[name] not in found, name
 
 
