@@ -19,7 +19,18 @@ from pathlib import Path
 
 from bot.git.harden import git_dirs
 
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
+SYSTEM_DIRS = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/opt",
+    "/nix",
+)
 """Read-only inside every sandbox (a symlink such as /bin -> usr/bin is kept a symlink)."""
 
 MASKED = (
