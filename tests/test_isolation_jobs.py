@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import secrets
 import subprocess
 from pathlib import Path
 
@@ -26,7 +27,6 @@ from tests.fakes.gitrepo import commits, read_tree
 
 pytestmark = pytest.mark.slow
 
-BASIC = base64.b64encode(f"x-access-token:{DEFAULT_TOKEN}".encode()).decode()
 EDITOR = "str_replace_based_edit_tool"
 
 
@@ -68,8 +68,11 @@ def seed(w: World, *numbers: int) -> None:
         w.gh.add_issue(REPO, number=n, title=f"add() is wrong ({n})", labels=["agent-fix", "bug"])
 
 
-def run_job(w: World, policy: SandboxPolicy, number: int) -> tuple[JobStatus, Sandbox]:
+def run_job(
+    w: World, policy: SandboxPolicy, number: int, token: str = DEFAULT_TOKEN
+) -> tuple[JobStatus, Sandbox]:
     env = w.env(RepoConfig.from_text(fast_validation_yaml()))
+    env = dataclasses.replace(env, github=w.gh.client(token=token, clock=w.clock))
     with policy.open("setup") as sandbox:
         result = fix_issue(job(number), dataclasses.replace(env, sandbox=sandbox))
     assert result.status == JobStatus.SUCCESS, result.error
@@ -101,8 +104,8 @@ def plants(marker: Path, bot_home: Path) -> str:
             "echo '* filter=evil diff=evil' >> .git/info/attributes",
             f"printf '{config}' > ~/.gitconfig",
             f"printf '{config}' > {bot_home}/.gitconfig",
-            "setsid sleep 600 >/dev/null 2>&1 < /dev/null &",
-            "(nohup sleep 601 >/dev/null 2>&1 &)",
+            "setsid sleep 611 >/dev/null 2>&1 < /dev/null &",
+            "(nohup sleep 612 >/dev/null 2>&1 &)",
             "echo planted",
         ]
     )
@@ -132,7 +135,7 @@ def test_planted_git_config_hooks_filters_and_processes_never_run_and_never_outl
     with world(tmp_path, script, repo_yaml=fast_validation_yaml()) as w:
         seed(w, 7, 8)
         run_job(w, policy, 7)
-        assert not alive("sleep 60[01]"), "a process of the job outlived it"
+        assert not alive("sleep 61[12]"), "a process of the job outlived it"
         planted_reply = w.llm_requests_text()
         run_job(w, policy, 8)
         for branch in ("agentbot/fix-issue-7", "agentbot/fix-issue-8"):
@@ -145,7 +148,7 @@ def test_planted_git_config_hooks_filters_and_processes_never_run_and_never_outl
     if kind == "bwrap":
         # Inside the sandbox .git is read-only: the plants did not even land.
         assert planted_reply.count("Read-only file system") >= 4
-    assert not alive("sleep 60[01]")
+    assert not alive("sleep 61[12]")
 
 
 def test_no_token_for_a_detached_poller_nor_in_the_session_after_a_trace2_plant(
@@ -174,16 +177,20 @@ def test_no_token_for_a_detached_poller_nor_in_the_session_after_a_trace2_plant(
             "sleep 0.2; echo poller started",
         ]
     )
+    # A token of this test's own: without a sandbox the poller sees every process on the
+    # machine, other tests' pushes included, and those are not this job's leak.
+    token = "ghs_" + secrets.token_hex(18)
+    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
     with world(tmp_path, fix_steps(reply(tool_use("bash", {"command": command})))) as w:
         seed(w, 7)
-        run_job(w, policy, 7)
+        run_job(w, policy, 7, token)
         tree = read_tree(w.remote, "agentbot/fix-issue-7")
     assert not alive("grep -aE ghs_")
     everything = "\n".join(tree.values())
     for path in data.rglob("*"):
         if path.is_file():
             everything += path.read_bytes().decode("utf-8", "replace")
-    assert DEFAULT_TOKEN not in everything and BASIC not in everything
+    assert token not in everything and basic not in everything
     # The test's own git helpers (HOME is the planted one) may trace; the bot's git never does.
     for trace in data.rglob("trace2.*"):
         text = trace.read_text(errors="replace")
