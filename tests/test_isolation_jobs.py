@@ -79,7 +79,7 @@ def run_job(
     return result.status, sandbox
 
 
-def plants(marker: Path, bot_home: Path) -> str:
+def plants(marker: Path, bot_home: Path, sleeper: int) -> str:
     """What the injected agent runs: every plant the issue lists, then a detached sleeper."""
     evil = f'#!/bin/sh\\necho "$0 ran" >> {marker}\\ncat\\n'
     config = (
@@ -104,8 +104,8 @@ def plants(marker: Path, bot_home: Path) -> str:
             "echo '* filter=evil diff=evil' >> .git/info/attributes",
             f"printf '{config}' > ~/.gitconfig",
             f"printf '{config}' > {bot_home}/.gitconfig",
-            "setsid sleep 611 >/dev/null 2>&1 < /dev/null &",
-            "(nohup sleep 612 >/dev/null 2>&1 &)",
+            f"setsid sleep {sleeper} >/dev/null 2>&1 < /dev/null &",
+            f"(nohup sleep {sleeper + 1} >/dev/null 2>&1 &)",
             "echo planted",
         ]
     )
@@ -128,14 +128,16 @@ def test_planted_git_config_hooks_filters_and_processes_never_run_and_never_outl
     tmp_path: Path, kind: str, policy: SandboxPolicy, bot_home: Path
 ) -> None:
     marker = tmp_path / "planted-code-ran"
+    sleeper = 611 if kind == "bwrap" else 613  # one name per run: tests run in parallel
+    pattern = f"sleep {sleeper}|sleep {sleeper + 1}"
     script = [
-        *fix_steps(reply(tool_use("bash", {"command": plants(marker, bot_home)}))),
+        *fix_steps(reply(tool_use("bash", {"command": plants(marker, bot_home, sleeper)}))),
         *fix_steps(),  # the next job, on the same machine
     ]
     with world(tmp_path, script, repo_yaml=fast_validation_yaml()) as w:
         seed(w, 7, 8)
         run_job(w, policy, 7)
-        assert not alive("sleep 61[12]"), "a process of the job outlived it"
+        assert not alive(pattern), "a process of the job outlived it"
         planted_reply = w.llm_requests_text()
         run_job(w, policy, 8)
         for branch in ("agentbot/fix-issue-7", "agentbot/fix-issue-8"):
@@ -148,14 +150,14 @@ def test_planted_git_config_hooks_filters_and_processes_never_run_and_never_outl
     if kind == "bwrap":
         # Inside the sandbox .git is read-only: the plants did not even land.
         assert planted_reply.count("Read-only file system") >= 4
-    assert not alive("sleep 61[12]")
+    assert not alive(pattern)
 
 
 def test_no_token_for_a_detached_poller_nor_in_the_session_after_a_trace2_plant(
     tmp_path: Path, kind: str, policy: SandboxPolicy, bot_home: Path
 ) -> None:
     data = tmp_path / "data"
-    loot = "stolen.txt"
+    loot = f"stolen-{kind}.txt"  # one name per run: tests run in parallel
     poll = (
         "while :; do cat /proc/*/environ /proc/*/cmdline ~/.gitconfig ~/.git-credentials"
         " .git/config 2>/dev/null | tr '\\\\0' '\\\\n'"
@@ -185,7 +187,7 @@ def test_no_token_for_a_detached_poller_nor_in_the_session_after_a_trace2_plant(
         seed(w, 7)
         run_job(w, policy, 7, token)
         tree = read_tree(w.remote, "agentbot/fix-issue-7")
-    assert not alive("grep -aE ghs_")
+    assert not alive(f">> {loot}")
     everything = "\n".join(tree.values())
     for path in data.rglob("*"):
         if path.is_file():
