@@ -40,12 +40,6 @@ def commit(ws: Workspace, message: str, *, paths: list[str] | None, everything: 
     return ws.head_sha()
 
 
-def staged_names(ws: Workspace) -> list[str]:
-    """Paths whose staged state differs from HEAD."""
-    out = ws.git("diff", "--cached", "--name-only", "-z", "--no-renames", head_or_empty(ws))
-    return [p for p in out.split("\0") if p]
-
-
 def stage_paths(ws: Workspace, paths: Sequence[str]) -> None:
     """`git add --all` these paths: new, modified and deleted files alike."""
     # `git add` refuses a path that is neither on disk nor in the index (a deletion already
