@@ -149,10 +149,17 @@ class ValidationConfig(_Section):
 
 
 class Limits(_Section):
-    """What a change may touch."""
+    """What a change may touch, judged on the commits to be pushed (bot.outbound.limits)."""
 
-    max_changed_lines: int = Field(default=100, gt=0)
+    max_changed_lines: int = Field(default=200, gt=0)
+    """Changed lines outside tests and docs (added + deleted; a long line counts per 200
+    characters, a file the diff cannot show per 80 bytes)."""
+    max_changed_test_lines: int = Field(default=1000, gt=0)
+    """Changed lines in tests and docs, counted the same way."""
+    max_file_bytes: int = Field(default=1024 * 1024, gt=0)
+    """No file may be added, or grow, past this many bytes."""
     protected_paths: list[str] = Field(default_factory=lambda: [".github/workflows/**"])
+    """Globs no change may add, edit, delete or rename (`**` any depth, `*` one segment)."""
     allow_test_deletion: bool = False
 
 

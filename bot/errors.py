@@ -151,3 +151,14 @@ class SandboxUnavailable(ConfigError):
     def __init__(self, message: str, *, reason: str) -> None:
         super().__init__(message)
         self.reason = reason
+
+
+class OutboundRefused(AgentbotError):
+    """What a job would push breaks a limit or holds a secret; nothing was pushed."""
+
+    def __init__(self, violations: list[str]) -> None:
+        message = "nothing was pushed: " + "; ".join(violations)
+        if any(v.startswith("limits.") for v in violations):
+            message += " (the limits are set in .github/agentbot.yml)"
+        super().__init__(message)
+        self.violations = violations

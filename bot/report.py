@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from bot.models import JobResult, JobStatus, ValidationReport
+from bot.outbound.paths import TEST_PATH
 from bot.tasks_md import TaskPlan
-
-TEST_PATH = re.compile(
-    r"(^|/)(tests?|spec|__tests__)/|(^|/)test_[^/]*\.py$|_test\.(py|go)$|\.(test|spec)\.[jt]sx?$|_spec\.rb$"
-)
-"""Paths that hold tests, in the usual layouts of Python, Go, JS/TS and Ruby."""
 
 PROGRESS_MARKER = "<!-- agentbot:progress -->"
 """Hidden marker that identifies our sticky progress comment, so re-runs edit, not add."""

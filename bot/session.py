@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 from bot.clock import Clock
 from bot.models import AgentResult, AgentStatus, SessionPhase, SessionStatusFile
-from bot.secrets import redact
+from bot.outbound.text import redact, redact_data
 
 STATUS_FILE = "status.json"
 TRANSCRIPT_FILE = "transcript.jsonl"
@@ -91,10 +91,11 @@ class Session:
         raise FileExistsError(f"no free session folder for {base} in {root}")
 
     def write_status(self, status: SessionStatusFile) -> None:
-        """Replace status.json atomically, then read it back to prove it validates."""
+        """Replace status.json atomically (redacted), then read it back to prove it validates."""
         target = self.path / STATUS_FILE
+        clean = SessionStatusFile.model_validate(redact_data(status.model_dump(mode="json")))
         with self._lock:
-            _write_atomic(target, status.model_dump_json(indent=2) + "\n")
+            _write_atomic(target, clean.model_dump_json(indent=2) + "\n")
             SessionStatusFile.model_validate_json(target.read_text(encoding="utf-8"))
 
     def read_status(self) -> SessionStatusFile:
@@ -106,9 +107,11 @@ class Session:
     def append_transcript(self, event: dict[str, Any]) -> None:
         """Append one event (a `ts` is added when missing) as a JSON line."""
         record = event if "ts" in event else {"ts": self.clock.now().isoformat(), **event}
-        # Tool output can quote a secret (a token printed by a test): the transcript is
-        # uploaded as an artifact, so it is redacted like a log line.
-        line = redact(json.dumps(record, default=_json_default, ensure_ascii=False))
+        # Tool output can quote a secret (a token printed by a test, a value the agent was
+        # told to leak): the transcript is uploaded as an artifact, so every string in it
+        # passes the outbound scanner.
+        plain = json.loads(json.dumps(record, default=_json_default, ensure_ascii=False))
+        line = json.dumps(redact_data(plain), ensure_ascii=False)
         with self._lock, (self.path / TRANSCRIPT_FILE).open("a", encoding="utf-8") as fh:
             fh.write(line + "\n")
 
@@ -122,10 +125,9 @@ class Session:
 
     def write_report(self, markdown: str) -> None:
         """Replace report.md atomically."""
+        text = redact(markdown if markdown.endswith("\n") else markdown + "\n")
         with self._lock:
-            _write_atomic(
-                self.path / REPORT_FILE, markdown if markdown.endswith("\n") else markdown + "\n"
-            )
+            _write_atomic(self.path / REPORT_FILE, text)
 
 
 _FINAL_STATE: dict[AgentStatus, SessionPhase] = {

@@ -1,21 +1,36 @@
 """Fence untrusted text (issue bodies, comments, tool output) before it enters a prompt.
 
 Two steps. `sanitize` removes what a human reading the issue on github.com does not see
-but a model would: HTML comments, invisible and bidi characters, image alt text and
-link titles, hidden HTML elements and attributes, and numeric entities that spell them;
-it also redacts credentials pasted by mistake. `fence` then wraps the clean text in a
-labelled block that tells the model the content is data, and neutralises any copy of
-the fence markers inside the text so the text cannot close the block early.
+but a model would: HTML comments, invisible and bidi characters, Markdown link reference
+definitions (`[//]: # (hidden text)`), the content of `script`, `style`, `template` and
+`noscript`, image alt text and link titles, hidden HTML elements and attributes, and
+numeric entities that spell them; it also redacts credentials pasted by mistake (the one
+scanner, bot.outbound.scan). `fence` then wraps the clean text in a labelled block that
+tells the model the content is data, and neutralises any copy of the fence markers inside
+the text so the text cannot close the block early.
+
+The Markdown structure comes from markdown-it-py (CommonMark, as github.com parses it):
+a link reference definition is a line no block holds, and fenced or indented code blocks
+are shown as written on github.com, so the HTML rules leave them alone.
 
 Decisions: `<details>`/`<summary>` tags are unwrapped (their content is visible on one
 click, so a maintainer can see it) while elements marked `hidden` or styled
-`display:none`/`visibility:hidden` are dropped with their content.
+`display:none`/`visibility:hidden` are dropped with their content. An unclosed `<script>`
+(and the like) hides everything after it, as a browser would. Footnote definitions
+(`[^1]: ...`) are shown by github.com and stay.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
+from typing import TYPE_CHECKING
+
+from bot.outbound.scan import Scanner, job_secrets
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 OPEN_TAG = "untrusted-data"
 
@@ -40,6 +55,17 @@ _HIDDEN_ATTRIBUTE = re.compile(
     r"\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]+)",
     re.IGNORECASE,
 )
+_RAW_TEXT = re.compile(
+    r"<(?P<tag>script|style|template|noscript)\b[^>]*>.*?(?:</(?P=tag)\s*>|\Z)",
+    re.DOTALL | re.IGNORECASE,
+)
+_FOOTNOTE = re.compile(r"\s{0,3}\[\^")
+_LEAF_BLOCKS = frozenset(
+    {"paragraph_open", "heading_open", "fence", "code_block", "html_block", "hr", "table_open"}
+)
+_CODE_BLOCKS = frozenset({"fence", "code_block"})
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(?:.+?)(?<!`)\1(?!`)", re.DOTALL)
+_PLACEHOLDER = re.compile(r"\x00(\d+)\x00")
 _DISCLOSURE_TAG = re.compile(r"</?\s*(?:details|summary)\b[^>]*>", re.IGNORECASE)
 _FENCE_MARKER = re.compile(rf"<(\s*/?\s*{OPEN_TAG})", re.IGNORECASE)
 
@@ -50,16 +76,6 @@ _INVISIBLE_EXTRA = frozenset(
     "\u2028\u2029"  # line/paragraph separators (replaced by newlines below)
 )
 _VARIATION_SELECTORS = (range(0xFE00, 0xFE10), range(0xE0100, 0xE01F0))
-
-_SECRETS = (
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b"),
-    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b"),
-    re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
-    re.compile(r"\bsk-[A-Za-z0-9_-]{32,}"),
-    re.compile(
-        r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.S
-    ),
-)
 
 
 def _visible(ch: str) -> bool:
@@ -91,9 +107,57 @@ def strip_invisible(text: str) -> str:
 
 
 def redact_secrets(text: str) -> str:
-    """Replace GitHub tokens, API keys and private keys with a marker."""
-    for pattern in _SECRETS:
-        text = pattern.sub("[REDACTED]", text)
+    """Replace credentials (and the job's own secrets) with a marker."""
+    return Scanner(job_secrets()).redact(text)
+
+
+@functools.cache
+def _markdown() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark")
+
+
+def _outline(text: str) -> tuple[str, list[str]]:
+    """`text` without link reference definitions, each code block and code span replaced
+    by a placeholder; and the code, to put back with `_restore`."""
+    lines = text.split("\n")
+    covered = [False] * len(lines)
+    code_at: dict[int, int] = {}  # first line -> end line of a code block
+    for token in _markdown().parse(text):
+        if token.map is None or token.type not in _LEAF_BLOCKS:
+            continue
+        start, end = token.map
+        for i in range(start, min(end, len(lines))):
+            covered[i] = True
+        if token.type in _CODE_BLOCKS:
+            code_at[start] = end
+    kept: list[str] = []
+    blocks: list[str] = []
+    i = 0
+    while i < len(lines):
+        if i in code_at:
+            end = code_at[i]
+            kept.append(f"\x00{len(blocks)}\x00")
+            blocks.append("\n".join(lines[i:end]))
+            i = end
+            continue
+        line = lines[i]
+        if covered[i] or not line.strip() or _FOOTNOTE.match(line):
+            kept.append(line)
+        i += 1
+
+    def hold(m: re.Match[str]) -> str:
+        blocks.append(m.group(0))
+        return f"\x00{len(blocks) - 1}\x00"
+
+    return _CODE_SPAN.sub(hold, "\n".join(kept)), blocks
+
+
+def _restore(text: str, blocks: list[str]) -> str:
+    # A code span may have swallowed a block's placeholder: two passes put both back.
+    for _ in range(2):
+        text = _PLACEHOLDER.sub(lambda m: blocks[int(m.group(1))], text)
     return text
 
 
@@ -102,14 +166,16 @@ def sanitize(text: str) -> str:
     text = _COMMENT.sub("", text)
     # Entities after comments: `&#60;!-- x -->` renders as visible text, so it stays.
     text = _NUMERIC_ENTITY.sub(_entity, text)
-    text = strip_invisible(text)
+    text = strip_invisible(text)  # no NUL left: the code placeholders cannot be forged
+    text, code = _outline(text)
+    text = _RAW_TEXT.sub("", text)
     text = _HIDDEN_ELEMENT.sub("", text)
     text = _HIDDEN_VOID.sub("", text)
     text = _IMAGE_ALT.sub("![](", text)
     text = _LINK_TITLE.sub(r"\1)", text)
     text = _HIDDEN_ATTRIBUTE.sub("", text)
     text = _DISCLOSURE_TAG.sub("", text)
-    return redact_secrets(text)
+    return redact_secrets(_restore(text, code))
 
 
 def _clean_label(label: str) -> str:

@@ -28,6 +28,7 @@ from bot.errors import ConfigError, NoCredentials
 from bot.events import Delivery, Ignore, describe, screen, settle
 from bot.guards import check_job, check_permission
 from bot.models import Job, JobKind, JobResult, JobStatus
+from bot.outbound.text import addressing
 from bot.ports import FactCache, GitHubPort, Handler, JobEnv
 
 log = logging.getLogger("agentbot.job")
@@ -79,10 +80,12 @@ class UseCase:
         planned = self.plan(delivery)
         if isinstance(planned, Ignore):
             return planned
-        refused = self.guard(planned)
-        if refused is not None:
-            return refused
-        return self.run(planned)
+        # What the job writes may @mention the person who asked, and no one else.
+        with addressing(planned.job.actor):
+            refused = self.guard(planned)
+            if refused is not None:
+                return refused
+            return self.run(planned)
 
     # --- plan ------------------------------------------------------------------------------
 

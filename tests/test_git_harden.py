@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.config import Limits
 from bot.git import Workspace, clone
+from bot.outbound.guard import PushGuard, worktree_violations
 from tests.fakes.gitrepo import branch_sha, file_url, git, make_remote, read_file
 
 FILES = {"app.py": "x = 1\n", "README.md": "# demo\n"}
@@ -45,7 +47,9 @@ def drive(ws: Workspace) -> str:
     (ws.path / "app.py").write_text("x = 2\n")
     assert ws.has_changes()
     ws.diff("origin/main")
-    ws.numstat("origin/main")
+    base = ws.rev("origin/main")
+    ws.push_guard = PushGuard(base=base)  # the outbound judge's git runs hardened too
+    assert worktree_violations(ws, base, Limits()) == []
     sha = ws.commit("fix: two")
     ws.push(BRANCH)
     ws.git("log", "--oneline", "-3")

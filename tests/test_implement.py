@@ -11,11 +11,14 @@ from pathlib import Path
 import pytest
 
 from bot.clock import SystemClock
+from bot.git import clone
 from bot.models import Job, JobKind, JobStatus
-from bot.workflows.implement import implement
+from bot.outbound.guard import PushGuard
+from bot.tasks_md import parse_tasks
+from bot.workflows.implement import ImplementRun, TaskOutcome, implement
 from tests.e2e import BUGGY_FILES, REPO, World, world
 from tests.fakes.anthropic import RecordedRequest, ScriptedReply, finish, reply, tool_use
-from tests.fakes.gitrepo import commits, git, push_files, read_file
+from tests.fakes.gitrepo import commits, file_url, git, push_files, read_file
 
 pytestmark = pytest.mark.slow
 
@@ -210,3 +213,60 @@ def test_conflicting_parallel_tasks_fail_alone(tmp_path: Path) -> None:
         assert states == {"T001": "done", "T002": "failed", "T003": "done"}
         assert "conflict" in next(i["detail"] for i in result.items if i["id"] == "T002")
         assert read_file(w.remote, BRANCH, "shared.py") == 'WHO = "T001"\n'
+
+
+def test_tasks_breaking_limits_fail_alone_and_nothing_of_them_is_pushed(tmp_path: Path) -> None:
+    tasks = (
+        "## Phase 1\n- [ ] T001 Edit the CI workflow\n- [ ] T002 Remove the old test\n"
+        "- [ ] T003 Write a big module\n- [ ] T004 Create mod_t004.py\n"
+    )
+    actions = {
+        "T001": tool_use(
+            "str_replace_based_edit_tool",
+            {"command": "create", "path": ".github/workflows/x.yml", "file_text": "on: push\n"},
+        ),
+        "T002": tool_use("bash", {"command": "git rm -q tests/test_calc.py"}),
+        "T003": tool_use(
+            "str_replace_based_edit_tool",
+            {"command": "create", "path": "big.py", "file_text": "x = 1\n" * 250},
+        ),
+    }
+
+    def step(request: RecordedRequest) -> ScriptedReply:
+        task = _task_of(request)
+        if task not in actions:
+            return responder()(request)
+        if len(request.json["messages"]) > 1:
+            return reply(finish(summary=f"{task} done"))
+        return reply(actions[task])
+
+    with world(tmp_path, [step] * 30, files=FILES) as w:
+        seed_branch(w, tasks)
+        result = implement(job(), w.env())
+        states = {i["id"]: (i["status"], i["detail"]) for i in result.items}
+        assert states["T004"][0] == "done"
+        assert states["T001"][0] == "failed"
+        assert "limits.protected_paths: `.github/workflows/x.yml`" in states["T001"][1]
+        assert states["T002"][0] == "failed"
+        assert "limits.allow_test_deletion: `tests/test_calc.py`" in states["T002"][1]
+        assert states["T003"][0] == "failed"
+        assert "limits.max_changed_lines: `big.py` (250 lines)" in states["T003"][1]
+        pushed = git(w.remote, "log", "--format=", "--name-only", f"main..{BRANCH}").split()
+        assert sorted(set(pushed)) == ["mod_t004.py", "specs/greet/tasks.md"]
+
+
+def test_a_task_commit_that_breaks_a_limit_is_dropped(tmp_path: Path) -> None:
+    with world(tmp_path, [], files=FILES) as w:
+        seed_branch(w, "## Phase 1\n- [ ] T001 Create a\n")
+        ws = clone(file_url(w.remote), tmp_path / "ws", branch=BRANCH)
+        run = ImplementRun(job(), w.env())
+        run.guard = ws.push_guard = PushGuard(base=ws.head_sha(), per_commit_lines=True)
+        before = ws.head_sha()
+        # What the worktree check saw was fine; what is committed is not (a hook, a race).
+        (ws.path / ".github" / "workflows").mkdir(parents=True)
+        (ws.path / ".github" / "workflows" / "late.yml").write_text("on: push\n")
+        task = parse_tasks("## Phase 1\n- [ ] T001 Create a\n").tasks[0]
+        outcome = run.commit_task(ws, "specs/greet/tasks.md", task, TaskOutcome(task, "done"))
+        assert outcome.status == "failed"
+        assert "limits.protected_paths: `.github/workflows/late.yml`" in outcome.detail
+        assert ws.head_sha() == before and not ws.has_changes()

@@ -128,4 +128,4 @@ def test_transcript_redacts_registered_secrets(tmp_path: Path) -> None:
     session.append_transcript({"type": "tool_result", "content": "ghp_" + "a" * 36})
     text = (session.path / "transcript.jsonl").read_text()
     assert secret not in text and "ghp_aaaa" not in text
-    assert text.count("***") == 2
+    assert text.count("[REDACTED]") == 2

@@ -23,8 +23,10 @@ from bot.config import Settings
 from bot.errors import QueueError
 from bot.queue import JobQueue
 from bot.worker import Intake, Metrics
+from webhooks.group_commit import GroupCommit
 from webhooks.pages import add_pages
-from webhooks.receiver import MAX_BODY, GroupCommit, WebhookReceiver, signature, verify_signature
+from webhooks.receiver import MAX_BODY, WebhookReceiver, signature, verify_signature
+from webhooks.server import ServerLimits
 
 __all__ = ["MAX_BODY", "ReceiverApp", "create_app", "signature", "verify_signature"]
 
@@ -51,6 +53,7 @@ def create_app(
     settings: Settings | None = None,
     max_body: int = MAX_BODY,
     intake: Intake | None = None,
+    limits: ServerLimits | None = None,
 ) -> ReceiverApp:
     """The receiver app on `queue`; `secret` is the App's webhook secret (never empty)."""
     if not secret:
@@ -70,7 +73,16 @@ def create_app(
     app.state.queue = queue
     app.state.metrics = metrics
     app.state.commits = commits
-    app.receiver = WebhookReceiver(commits, secret, metrics, max_body)
+    limits = limits or ServerLimits()
+    app.receiver = WebhookReceiver(
+        commits,
+        secret,
+        metrics,
+        max_body,
+        large_body=limits.large_body,
+        max_large_bodies=limits.max_large_bodies,
+        slot_timeout=limits.body_timeout,
+    )
 
     @app.get("/healthz")
     async def healthz() -> Response:

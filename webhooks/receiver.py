@@ -2,6 +2,11 @@
 
 FastAPI's per-request machinery cost about as much CPU as the rest of the receiver put
 together, so this path skips it (`ReceiverApp` in webhooks.app routes /webhook here).
+
+The signature is computed as the body streams in, so a badly signed body is refused
+without ever being joined into one buffer; and at most `max_large_bodies` bodies over
+`large_body` bytes are read at once (the others wait their turn, up to `slot_timeout`,
+then get a 503 GitHub can redeliver), so concurrent 25 MB bodies cannot exhaust memory.
 """
 
 from __future__ import annotations
@@ -12,7 +17,6 @@ import hmac
 import json
 import logging
 import re
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -22,8 +26,9 @@ from pydantic_core import core_schema as cs
 from starlette.types import Receive, Scope, Send
 
 from bot.events import repo_full_name
-from bot.queue import Delivery, JobQueue, check_delivery_id
-from bot.worker import Intake, Metrics
+from bot.queue import Delivery, check_delivery_id
+from bot.worker import Metrics
+from webhooks.group_commit import GroupCommit
 
 log = logging.getLogger("agentbot.webhooks")
 
@@ -42,72 +47,21 @@ def signature(secret: str, body: bytes) -> str:
 
 def verify_signature(secret: str, body: bytes, header: str | None) -> bool:
     """Constant-time check of an `X-Hub-Signature-256` header against `body`."""
+    return signature_matches(hmac.new(secret.encode(), body, hashlib.sha256), header)
+
+
+def signature_matches(mac: hmac.HMAC, header: str | None) -> bool:
+    """Constant-time check of a header against a body's (streamed) HMAC-SHA256."""
     # https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
     if not header or not header.isascii() or not header.startswith("sha256="):
         return False
-    return hmac.compare_digest(signature(secret, body).encode(), header.encode())
-
-
-class GroupCommit:
-    """Store deliveries with one durable transaction per batch, never blocking the loop.
-
-    A commit (an fsync) costs about as much for one row as for a hundred. While one batch
-    is being committed in a thread, new deliveries wait in `pending`; when it is done, they
-    all go in the next transaction. A lone delivery is committed at once (no timer), a
-    burst in a few fsyncs, with one thread hop per batch instead of one per request.
-    """
-
-    def __init__(self, queue: JobQueue, intake: Intake | None = None) -> None:
-        self.queue = queue
-        self.intake = intake
-        self.pending: list[tuple[Delivery, asyncio.Future[bool]]] = []
-        self.running: asyncio.Task[None] | None = None
-        self.batches = 0
-        # One writer thread of its own: cheaper per hop than a shared pool, and it keeps
-        # one connection for all the receiver's commits.
-        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="group-commit")
-
-    def store(self, delivery: Delivery) -> asyncio.Future[bool]:
-        """A future that is True once `delivery` is committed, False if it was known."""
-        loop = asyncio.get_running_loop()
-        done: asyncio.Future[bool] = loop.create_future()
-        self.pending.append((delivery, done))
-        if self.running is None:
-            self.running = loop.create_task(self._drain())
-        return done
-
-    async def _drain(self) -> None:
-        try:
-            while self.pending:
-                batch, self.pending = self.pending, []
-                try:
-                    fresh = await asyncio.get_running_loop().run_in_executor(
-                        self._writer, self.queue.enqueue_many, [d for d, _ in batch]
-                    )
-                except Exception as exc:  # each caller answers 503 (GitHub can redeliver)
-                    for _, done in batch:
-                        if not done.done():
-                            done.set_exception(exc)
-                    continue
-                self.batches += 1
-                if self.intake is not None and any(fresh):
-                    self.intake.stored()
-                for (_, done), is_new in zip(batch, fresh, strict=True):
-                    if not done.done():
-                        done.set_result(is_new)
-        finally:
-            self.running = None
-
-    async def close(self) -> None:
-        """Wait until everything pending is committed."""
-        while self.running is not None:
-            await asyncio.shield(self.running)
-        self._writer.shutdown(wait=False)
+    return hmac.compare_digest(("sha256=" + mac.hexdigest()).encode(), header.encode())
 
 
 _Reply = tuple[int, dict[str, Any], tuple[tuple[bytes, bytes], ...]]
 _CLOSE = ((b"connection", b"close"),)
 _RETRY = ((b"retry-after", b"30"),)
+_BUSY = (*_RETRY, *_CLOSE)
 
 
 # What the receiver reads of a payload: `repository.full_name`, for the jobs page. The
@@ -158,11 +112,25 @@ class WebhookReceiver:
     """POST /webhook as a bare ASGI handler: the hot path skips FastAPI's routing,
     middleware stack and dependency solving (about a third of a request's CPU)."""
 
-    def __init__(self, commits: GroupCommit, secret: str, metrics: Metrics, max_body: int) -> None:
+    def __init__(
+        self,
+        commits: GroupCommit,
+        secret: str,
+        metrics: Metrics,
+        max_body: int,
+        *,
+        large_body: int = 1024 * 1024,
+        max_large_bodies: int = 2,
+        slot_timeout: float = 10.0,
+    ) -> None:
         self.commits = commits
         self.secret = secret
+        self.key = secret.encode()
         self.metrics = metrics
         self.max_body = max_body
+        self.large_body = large_body
+        self.slot_timeout = slot_timeout
+        self.large_slots = asyncio.Semaphore(max_large_bodies)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer one delivery; an unexpected error is a 503 (redeliverable), never a 500."""
@@ -208,24 +176,55 @@ class WebhookReceiver:
         too_big = f"payload over {self.max_body} bytes"
         if length.isdigit() and int(length) > self.max_body:
             return self._refuse(413, "unknown", "too_large", too_big)
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.max_body:
-                # Connection: close, or the server would go on reading (and dropping) the rest
-                return self._refuse(413, "unknown", "too_large", too_big)
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
-        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-        # Constant-time, and before anything is parsed.
-        if not verify_signature(self.secret, body, sig):
-            return self._refuse(401, "unknown", "bad_signature", "bad X-Hub-Signature-256")
+        # A large body waits for a turn: at the start if declared, else once it grows large.
+        large = length.isdigit() and int(length) > self.large_body
+        if large and not await self._take_slot():
+            return self._busy()
+        try:
+            mac = hmac.new(self.key, digestmod=hashlib.sha256)
+            chunks: list[bytes] = []
+            size = 0
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return None
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > self.max_body:
+                    # Connection: close, or the server would go on reading (and dropping) it
+                    return self._refuse(413, "unknown", "too_large", too_big)
+                if size > self.large_body and not large:
+                    large = await self._take_slot()
+                    if not large:
+                        return self._busy()
+                mac.update(chunk)
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    break
+            # Constant-time, and before anything is joined or parsed.
+            if not signature_matches(mac, sig):
+                return self._refuse(401, "unknown", "bad_signature", "bad X-Hub-Signature-256")
+            body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            del chunks
+            return await self._accept(headers, body)
+        finally:
+            if large:
+                self.large_slots.release()
+
+    async def _take_slot(self) -> bool:
+        """Wait for a turn to read a large body; False if none came free in time."""
+        try:
+            await asyncio.wait_for(self.large_slots.acquire(), self.slot_timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    def _busy(self) -> _Reply:
+        self.metrics.delivery("unknown", "busy")
+        return 503, {"error": "too many large deliveries at once; redeliver it"}, _BUSY
+
+    async def _accept(self, headers: dict[bytes, bytes], body: bytes) -> _Reply:
+        """Check the headers and the JSON of a correctly signed body, then store it."""
         event = headers.get(b"x-github-event", b"").decode("latin-1")
         delivery = headers.get(b"x-github-delivery", b"").decode("latin-1")
         if not event or not delivery:

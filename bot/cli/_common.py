@@ -18,6 +18,7 @@ from bot.config import RepoConfig, Settings
 from bot.errors import ConfigError
 from bot.logs import setup_logging
 from bot.models import JobResult
+from bot.outbound.text import redact
 from bot.ports import FactCache, JobEnv
 from bot.report import step_summary
 from bot.sandbox import Sandbox, SandboxPolicy, SandboxStatus
@@ -66,7 +67,8 @@ def command_env(repo: str, *, checkout: Path | None, dry_run: bool) -> Iterator[
     """The ports of a job the CLI runs for `repo`, its config read once from the default
     branch, with the job's sandbox (killed when the job ends)."""
     settings = cli_settings()
-    github = FactCache(dress(github_client(settings, repo), dry_run=dry_run, echo=typer.echo))
+    echo = _echo_redacted
+    github = FactCache(dress(github_client(settings, repo), dry_run=dry_run, echo=echo))
     try:
         config = github.config(repo)
     except ConfigError as exc:
@@ -78,7 +80,7 @@ def command_env(repo: str, *, checkout: Path | None, dry_run: bool) -> Iterator[
             config,
             checkout=checkout,
             dry_run=dry_run,
-            echo=typer.echo,
+            echo=echo,
             sandbox=sandbox,
         )
 
@@ -108,12 +110,17 @@ def fallback_notice(status: SandboxStatus, summary: str | None) -> None:
             f.write(f"> [!WARNING]\n> {line}\n\n")
 
 
+def _echo_redacted(text: str) -> None:
+    """What a dry run would post, printed with secrets redacted (stdout is a job log)."""
+    typer.echo(redact(text))
+
+
 def print_result(result: JobResult, *, as_json: bool = False) -> None:
     """The outcome for a person (markdown summary) or a program (JSON)."""
     if as_json:
-        typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
+        typer.echo(redact(json.dumps(result.model_dump(mode="json"), indent=2)))
     else:
-        typer.echo(step_summary(result))
+        typer.echo(redact(step_summary(result)))
 
 
 def git_out(repo_dir: Path, *args: str) -> str:

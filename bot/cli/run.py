@@ -17,6 +17,7 @@ from bot.errors import ConfigError
 from bot.events import Delivery, Ignore, repo_full_name
 from bot.events.triggers import dispatch_params
 from bot.models import Job, JobKind, JobResult
+from bot.outbound.text import redact
 from bot.ports import GitHubPort, Handler, JobEnv
 from bot.report import step_summary
 from bot.usecase import UseCase
@@ -111,9 +112,11 @@ def run(
     if isinstance(outcome, Ignore):
         return _neutral(outcome.reason, neutral_exit_code)
     _write_outputs(outputs(outcome))
-    _append(os.environ.get("GITHUB_STEP_SUMMARY"), step_summary(outcome))
+    # The step summary and the job log leave the job too: both pass the secret scanner.
+    _append(os.environ.get("GITHUB_STEP_SUMMARY"), redact(step_summary(outcome)))
     kind = outcome.job.kind.value
-    typer.echo(f"agentbot {kind}: {outcome.status.value} {outcome.pr_url or outcome.error}")
+    said = redact(outcome.pr_url or outcome.error)
+    typer.echo(f"agentbot {kind}: {outcome.status.value} {said}")
     code = outcome.status.exit_code
     raise typer.Exit(neutral_exit_code if code == EXIT_NEUTRAL else code)
 
@@ -131,7 +134,7 @@ def action_door(
 
     def client(delivery: Delivery) -> GitHubPort:
         assert delivery.repo is not None
-        return dress(github_client(settings, delivery.repo), dry_run=dry_run, echo=typer.echo)
+        return dress(github_client(settings, delivery.repo), dry_run=dry_run, echo=_say)
 
     def env(github: GitHubPort, config: RepoConfig) -> JobEnv:
         # The job's sandbox; the use case closes it when the job ends.
@@ -142,7 +145,7 @@ def action_door(
             config,
             checkout=checkout,
             dry_run=dry_run,
-            echo=typer.echo,
+            echo=_say,
             sandbox=sandbox,
         )
 
@@ -177,3 +180,8 @@ def _neutral(reason: str, code: int) -> None:
         }
     )
     raise typer.Exit(code)
+
+
+def _say(text: str) -> None:
+    """What a dry run would post, printed with secrets redacted (stdout is the job log)."""
+    typer.echo(redact(text))

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from bot.queue import JobQueue
     from bot.worker import Metrics, WorkerDeps, WorkerPool
     from bot.worker.intake import Intake
+    from webhooks.server import ServerLimits
 
 Handlers = Mapping["JobKind", "Handler"]
 
@@ -148,14 +149,34 @@ def serve(
     workers: int = typer.Option(2, min=0, help="Embedded worker threads (0: receive only)."),
     lease_seconds: float = typer.Option(300.0, min=0.1, help=LEASE_HELP),
     poll_seconds: float = typer.Option(1.0, min=0.01, help="Idle workers poll this often."),
+    header_timeout: float = typer.Option(
+        5.0, min=0.1, envvar="AGENTBOT_HEADER_TIMEOUT", help="Seconds to send request headers."
+    ),
+    body_timeout: float = typer.Option(
+        10.0, min=0.1, envvar="AGENTBOT_BODY_TIMEOUT", help="Seconds to send a request body."
+    ),
+    max_connections: int = typer.Option(
+        1000, min=1, envvar="AGENTBOT_MAX_CONNECTIONS", help="Open connections at most."
+    ),
+    max_large_bodies: int = typer.Option(
+        2, min=1, envvar="AGENTBOT_MAX_LARGE_BODIES", help="Bodies over 1 MB read at once."
+    ),
 ) -> None:
     """Receive GitHub App webhooks (POST /webhook) and run their jobs on the queue."""
+    from webhooks.server import ServerLimits
+
     run_server(
         host=host,
         port=port,
         workers=workers,
         lease_seconds=lease_seconds,
         poll_seconds=poll_seconds,
+        limits=ServerLimits(
+            header_timeout=header_timeout,
+            body_timeout=body_timeout,
+            max_connections=max_connections,
+            max_large_bodies=max_large_bodies,
+        ),
     )
 
 
@@ -167,13 +188,16 @@ def run_server(
     lease_seconds: float,
     poll_seconds: float,
     handlers: Handlers | None = None,
+    limits: ServerLimits | None = None,
 ) -> None:
     """The receiver and `workers` embedded workers running `handlers`, until stopped."""
     import uvicorn
 
     from bot.worker.intake import Intake
     from webhooks.app import create_app
+    from webhooks.server import ServerLimits, guarded_protocol, quiet_repeats
 
+    limits = limits or ServerLimits()
     settings = Settings()
     secret, path, created = webhook_secret(settings)
     setup_logging(json_lines=True, secrets=_secrets(settings, secret))
@@ -193,7 +217,14 @@ def run_server(
     )
     if pool.workers and deps.github_for is None:
         log.warning("no GitHub credentials configured: deliveries are stored, jobs will fail")
-    web = create_app(queue=queue, secret=secret, metrics=metrics, settings=settings, intake=intake)
+    web = create_app(
+        queue=queue,
+        secret=secret,
+        metrics=metrics,
+        settings=settings,
+        intake=intake,
+        limits=limits,
+    )
     log.info(
         "serving on http://%s:%d with %d workers, queue %s",
         host,
@@ -206,9 +237,17 @@ def run_server(
     # GC's full collections, which otherwise pause the receiver (p99) under load.
     gc.collect()
     gc.freeze()
+    quiet_repeats()
     try:
         uvicorn.run(
-            web, host=host, port=port, log_config=None, access_log=False, server_header=False
+            web,
+            host=host,
+            port=port,
+            http=guarded_protocol(limits),
+            timeout_keep_alive=int(max(1, limits.header_timeout)),
+            log_config=None,
+            access_log=False,
+            server_header=False,
         )
     finally:
         # Running jobs are abandoned to their leases (another worker takes them over).

@@ -8,8 +8,7 @@ and system config, hooks, fsmonitor, filter drivers, replace objects (bot.git.ha
 Identity: commits are made as BOT_NAME <BOT_EMAIL> via `-c` per command, never written to config.
 """
 
-from bot.git.changes import FileChange
 from bot.git.runner import BOT_EMAIL, BOT_NAME
 from bot.git.workspace import Workspace, clone
 
-__all__ = ["BOT_EMAIL", "BOT_NAME", "FileChange", "Workspace", "clone"]
+__all__ = ["BOT_EMAIL", "BOT_NAME", "Workspace", "clone"]

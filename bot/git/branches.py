@@ -62,7 +62,16 @@ def update_onto(ws: Workspace, base_sha: str) -> None:
 
 def push(ws: Workspace, branch: str, *, force_with_lease: bool) -> None:
     """Push `branch`; leased (so it may rewrite) only if prepare_branch made it ours."""
-    args = ["push", "--porcelain", ws.remote, f"refs/heads/{branch}:refs/heads/{branch}"]
+    if ws.push_guard is None:
+        raise GitError(
+            "refusing to push: this workspace has no outbound check (Workspace.push_guard)",
+            operation="push",
+            recoverable=False,
+        )
+    head = ws.rev(f"refs/heads/{branch}")
+    ws.push_guard(ws, head)
+    # The sha judged above, not the ref: nothing can move the branch in between.
+    args = ["push", "--porcelain", ws.remote, f"{head}:refs/heads/{branch}"]
     if force_with_lease and branch in ws.leases:
         # An explicit expected sha, not the tracking ref: a fetch in between can't defeat it.
         args.insert(1, f"--force-with-lease=refs/heads/{branch}:{ws.leases[branch]}")
@@ -74,4 +83,4 @@ def push(ws: Workspace, branch: str, *, force_with_lease: bool) -> None:
             args, got, operation="push", recoverable=not rejected, hint=hint if rejected else ""
         )
     if branch in ws.leases:
-        ws.leases[branch] = ws.rev(f"refs/heads/{branch}")
+        ws.leases[branch] = head

@@ -5,12 +5,11 @@ from __future__ import annotations
 import shlex
 import shutil
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from bot.errors import GitError
 from bot.git import branches, changes, history, runner
-from bot.git.changes import FileChange
 from bot.git.runner import Completed
 from bot.secrets import redact, register
 
@@ -20,8 +19,15 @@ _worktree_locks: dict[str, threading.Lock] = {}
 _worktree_locks_guard = threading.Lock()
 
 
+PushGuard = Callable[["Workspace", str], None]
+"""Judges a commit before it is pushed; raises to refuse (bot.outbound.guard.PushGuard)."""
+
+
 class Workspace:
     """A git checkout the bot works in; every method is one or a few git commands."""
+
+    push_guard: PushGuard | None = None
+    """Called with the exact commit before every push; without one, push() refuses."""
 
     def __init__(
         self,
@@ -198,6 +204,7 @@ class Workspace:
         A branch is ours when prepare_branch chose it; the lease is the remote sha seen then
         (or after our last push), so any push by someone else in between makes git refuse:
         GitError(operation="push", recoverable=False). Other branches get a plain push.
+        The commit pushed is the one `push_guard` judged (by sha, not by the ref).
         """
         branches.push(self, branch, force_with_lease=force_with_lease)
 
@@ -212,15 +219,6 @@ class Workspace:
         return changes.paths_of(
             changes.diff_against(self, base, "--no-renames", "--name-only", "-z")
         )
-
-    def numstat(self, base: str) -> list[FileChange]:
-        """Added/deleted lines and status (A, M, D, R) per file since `base`, working tree too."""
-        return changes.file_changes(self, base)
-
-    def deleted_files(self, base: str) -> list[str]:
-        """Paths that existed at `base` and are gone now (a rename's old path included)."""
-        opts = ("--no-renames", "--diff-filter=D", "--name-only", "-z")
-        return changes.paths_of(changes.diff_against(self, base, *opts))
 
     def diff(self, base: str) -> str:
         """The unified diff since `base`, working tree (untracked files too) included."""

@@ -23,6 +23,7 @@ from bot.errors import GitHubError
 from bot.github.auth import AppAuth, TokenAuth
 from bot.github.pacing import WRITE_METHODS, WritePacer
 from bot.github.retry import Backoff, classify, request_of, request_path
+from bot.outbound.text import TextGuard
 
 log = logging.getLogger("agentbot.github")
 
@@ -108,6 +109,8 @@ class RestCore:
         self.calls = 0
         """REST requests sent by this client (retries and token fetches included)."""
         self._calls_lock = threading.Lock()
+        self.outbound = TextGuard()
+        """Cleans every write (bot.outbound.text): secrets, mentions, remote images."""
 
     def for_installation(self, installation_id: int) -> Self:
         """A client for one App installation, sharing the token cache and that installation's
@@ -179,7 +182,10 @@ class RestCore:
 
     # --- the request path: auth -> pacing -> send, under tenacity ---------------------------
 
-    def _send_once(self, method: str, send: Send, as_app: bool) -> Response[Any]:
+    def _send_once(self, method: str, send: Send, as_app: bool, checked: bool) -> Response[Any]:
+        if method in WRITE_METHODS and not as_app and not checked:
+            # Every write goes through _on_repo, which cleans its fields: none may skip it.
+            raise GitHubError(f"GitHub {method}: not sent, it skipped the outbound check")
         # The token is fetched before the write slot: the fetch is itself a request.
         headers = {"Authorization": self._authorization(as_app)}
         paced = method in WRITE_METHODS and not as_app
@@ -189,7 +195,9 @@ class RestCore:
                 self.calls += 1
             return send(headers)
 
-    def _call(self, method: str, send: Send, *, as_app: bool = False) -> Response[Any]:
+    def _call(
+        self, method: str, send: Send, *, as_app: bool = False, checked: bool = False
+    ) -> Response[Any]:
         """Send one request, retrying 5xx, network errors and rate limits within the budget."""
         backoff = Backoff()
 
@@ -228,7 +236,7 @@ class RestCore:
         try:
             for attempt in retrying:
                 with attempt:
-                    return self._send_once(method, send, as_app)
+                    return self._send_once(method, send, as_app, checked)
         except GitHubException as exc:
             raise self._error(exc, method) from exc
         except pydantic.ValidationError as exc:
@@ -263,9 +271,17 @@ class RestCore:
     def _on_repo(
         self, method: str, repo: str, endpoint: Callable[..., Response[Any]], *args: Any, **kw: Any
     ) -> Response[Any]:
-        """`endpoint(owner, name, *args, **kw)` through `_call`: one REST call on `repo`."""
+        """`endpoint(owner, name, *args, **kw)` through `_call`: one REST call on `repo`.
+
+        A write's fields are cleaned first (`self.outbound`): the one door every write takes.
+        """
         owner, name = split_repo(repo)
-        return self._call(method, lambda h: endpoint(owner, name, *args, headers=h, **kw))
+        write = method in WRITE_METHODS
+        if write:
+            kw = self.outbound.clean_fields(kw)
+        return self._call(
+            method, lambda h: endpoint(owner, name, *args, headers=h, **kw), checked=write
+        )
 
     def _pages_on(
         self, repo: str, endpoint: Callable[..., Response[Any]], *args: Any, **kw: Any

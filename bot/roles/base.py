@@ -25,7 +25,7 @@ PROMPT_CONTEXT_KEYS = frozenset({"protected_paths", "max_changed_lines", "valida
 
 DEFAULT_CONTEXT: tuple[tuple[str, str], ...] = (
     ("protected_paths", "`.github/workflows/**`"),
-    ("max_changed_lines", "100"),
+    ("max_changed_lines", "200"),
     ("validation_commands", "the project's usual format, lint, type-check and test commands"),
 )
 """What the prompts say when the caller gives no repository facts."""

@@ -39,6 +39,7 @@ from bot.workflows.agents import (
     wants_review,
 )
 from bot.workflows.flow import Flow, Stop
+from bot.workflows.limits import push_guard
 from bot.workflows.progress import Progress
 from bot.workflows.pulls import publish_pull, request_review
 from bot.workflows.validate import validate
@@ -117,6 +118,7 @@ class _FixFlow(Flow):
         ws = self._ws = open_workspace(self.env, self.repo, f"issue-{self.number}")
         ws.fetch()
         self.base_sha = ws.rev(f"origin/{default}")
+        ws.push_guard = push_guard(self.base_sha, self.cfg.limits)
         self.branch = ws.prepare_branch(
             f"{self.cfg.pull_request.branch_prefix}fix-issue-{self.number}",
             base=f"origin/{default}",

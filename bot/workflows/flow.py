@@ -14,7 +14,7 @@ from bot.ports import JobEnv
 from bot.roles import Role
 from bot.session import Session
 from bot.workflows.agents import job_budget, run_role
-from bot.workflows.limits import limit_violations
+from bot.workflows.limits import worktree_problems
 
 
 class Refused(AgentbotError):
@@ -72,11 +72,9 @@ class Flow:
 
     def check_limits(self) -> None:
         """End the flow with an explaining failure when the change breaks a limit."""
-        problems = limit_violations(self.ws, self.base_sha, self.cfg.limits)
+        problems = worktree_problems(self.ws, self.base_sha, self.cfg.limits)
         if problems:
-            raise Stop(
-                self.fail("the change breaks the repository's limits: " + "; ".join(problems))
-            )
+            raise Stop(self.fail(f"the change breaks the repository's limits: {problems}"))
 
     def finished(self, status: JobStatus, *, error: str = "") -> JobResult:
         """The result with its final status, usage and end time."""

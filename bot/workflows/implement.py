@@ -7,7 +7,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from bot.errors import AgentbotError, AgentError, GitError, LimitsExceeded
+from bot.errors import AgentbotError, AgentError, GitError, LimitsExceeded, OutboundRefused
 from bot.git import Workspace
 from bot.models import (
     AgentResult,
@@ -26,6 +26,7 @@ from bot.tasks_md import Task, TaskPlan, parse_tasks, tick
 from bot.untrusted import fence
 from bot.workflows.agents import concerns, open_session, run_role, unmet
 from bot.workflows.flow import Flow, Refused
+from bot.workflows.limits import push_guard, refuse, worktree_problems
 from bot.workflows.pulls import publish_pull
 from bot.workflows.tasks_file import find_tasks
 from bot.workflows.tasks_file import selection as tasks_selection
@@ -54,6 +55,8 @@ class ImplementRun(Flow):
         self.outcomes: dict[str, TaskOutcome] = {}
         self.tasks_path = ""
         self.plan: TaskPlan | None = None
+        self.guard = push_guard("", self.cfg.limits, per_commit_lines=True)
+        """Set once the branch is checked out: judges every task commit and every push."""
 
     # --- entry -----------------------------------------------------------------------
 
@@ -63,6 +66,10 @@ class ImplementRun(Flow):
         ws = open_workspace(self.env, self.job.repo, f"implement-{branch.replace('/', '-')}")
         ws.fetch()
         ws.switch(branch, at=f"origin/{branch}")
+        # Every task's commit is judged on its own (lines included) before any push.
+        ws.push_guard = self.guard = push_guard(
+            ws.head_sha(), self.cfg.limits, per_commit_lines=True
+        )
         tasks_path = self.tasks_path = find_tasks(ws, str(self.job.params.get("tasks_path") or ""))
         plan = self.plan = parse_tasks((ws.path / tasks_path).read_text(encoding="utf-8"))
         selection = tasks_selection(plan, self.job.params)
@@ -110,7 +117,7 @@ class ImplementRun(Flow):
         start = ws.head_sha()
         outcome = self.attempt(ws, task, session, start)
         if outcome.status == "done":
-            outcome.sha = self.commit_task(ws, tasks_path, task)
+            outcome = self.commit_task(ws, tasks_path, task, outcome)
         self.outcomes[task.id] = outcome
 
     def run_parallel(
@@ -146,7 +153,7 @@ class ImplementRun(Flow):
                             t, "failed", "its changes conflict with another [P] task's"
                         )
                     else:
-                        outcome.sha = self.commit_task(ws, tasks_path, t)
+                        outcome = self.commit_task(ws, tasks_path, t, outcome)
                 self.outcomes[t.id] = outcome
         finally:
             for path in (tr.path for tr in trees.values()):
@@ -198,6 +205,8 @@ class ImplementRun(Flow):
             return problem
         if not ws.has_changes():
             return "the agent changed no file"
+        if problems := worktree_problems(ws, start, self.cfg.limits):
+            return f"the change breaks the limits: {problems}"
         report = validate(
             self.env, ws, start, lambda failing: self.repair(ws, task, failing, session)
         )
@@ -224,12 +233,23 @@ class ImplementRun(Flow):
                 self.outputs.append(result.output)
         return result
 
-    def commit_task(self, ws: Workspace, tasks_path: str, task: Task) -> str:
-        """Tick the task's checkbox and commit it together with the task's changes."""
+    def commit_task(
+        self, ws: Workspace, tasks_path: str, task: Task, outcome: TaskOutcome
+    ) -> TaskOutcome:
+        """Tick the task's checkbox and commit it with the task's changes; the commit is
+        judged as it would be pushed, and dropped (the task failed) if it breaks a limit."""
         find_tasks(ws, tasks_path)  # the agent may have made it a symlink to a file outside
+        before = ws.head_sha()
         file = ws.path / tasks_path
         file.write_bytes(tick(file.read_bytes().decode("utf-8"), task.id).encode("utf-8"))
-        return ws.commit(task_commit_message(task.id, task.description))
+        sha = ws.commit(task_commit_message(task.id, task.description))
+        try:
+            refuse(self.guard.violations(ws, sha, base=before))
+        except OutboundRefused as exc:
+            ws.reset_hard(before, clean=True)
+            return TaskOutcome(task, "failed", str(exc))
+        outcome.sha = sha
+        return outcome
 
     # --- results ----------------------------------------------------------------------
 

@@ -1,46 +1,26 @@
-"""What a change may not do (DESIGN §4 `limits`): too many lines, protected paths, deleted tests."""
+"""What a change may not do (DESIGN §4 `limits`), judged by bot.outbound on what is pushed."""
 
 from __future__ import annotations
 
-import fnmatch
-import re
-
 from bot.config import Limits
 from bot.git import Workspace
-from bot.report import TEST_PATH
+from bot.outbound.guard import PushGuard, refuse, worktree_violations
+
+__all__ = ["AGENTS_WORK", "push_guard", "refuse", "worktree_problems"]
 
 AGENTS_WORK = ".agents-work/"
-"""Session artifacts committed on request (seed 004); not part of the change itself."""
+"""Session artifacts committed on request (seed 004): pushed and scanned for secrets, but
+not counted against the line limits."""
 
 
-def limit_violations(ws: Workspace, base: str, limits: Limits) -> list[str]:
-    """Why the change may not be proposed: too large, protected paths, deleted tests."""
-    problems: list[str] = []
-    changes = [c for c in ws.numstat(base) if not c.path.startswith(AGENTS_WORK)]
-    total = sum(c.added + c.deleted for c in changes)
-    if total > limits.max_changed_lines:
-        problems.append(
-            f"the change touches {total} lines, over the limit of {limits.max_changed_lines}"
-            " (limits.max_changed_lines)"
-        )
-    for c in changes:
-        for pattern in limits.protected_paths:
-            if glob_match(c.path, pattern):
-                problems.append(f"`{c.path}` is a protected path ({pattern})")
-                break
-    if not limits.allow_test_deletion:
-        for path in ws.deleted_files(base):
-            if TEST_PATH.search(path):
-                problems.append(f"the change deletes the test file `{path}`")
-    return problems
-
-
-def glob_match(path: str, pattern: str) -> bool:
-    """`**` matches any depth, `*` within one segment."""
-    regex = (
-        re.escape(pattern)
-        .replace(r"\*\*/", "(.*/)?")
-        .replace(r"\*\*", ".*")
-        .replace(r"\*", "[^/]*")
+def push_guard(base: str, limits: Limits, *, per_commit_lines: bool = False) -> PushGuard:
+    """The check every push of a job's workspace passes, from the commit `base`."""
+    return PushGuard(
+        base=base, limits=limits, per_commit_lines=per_commit_lines, uncounted=(AGENTS_WORK,)
     )
-    return re.fullmatch(regex, path) is not None or fnmatch.fnmatch(path, pattern)
+
+
+def worktree_problems(ws: Workspace, base: str, limits: Limits) -> str:
+    """Why the working tree may not be proposed ("" when it may), rule, file and number."""
+    found = worktree_violations(ws, base, limits, uncounted=(AGENTS_WORK,))
+    return "; ".join(str(v) for v in found)

@@ -6,16 +6,24 @@ import shutil
 
 from bot.git import Workspace, clone
 from bot.ports import JobEnv
+from bot.workflows.limits import push_guard
 
 
 def open_workspace(env: JobEnv, repo: str, name: str) -> Workspace:
-    """The checkout to work in: the Action's own, or a fresh clone under the data dir."""
+    """The checkout to work in: the Action's own, or a fresh clone under the data dir.
+
+    Its pushes are judged from the commit checked out now, with the repository's limits,
+    until the workflow names the base it works from (`push_guard`).
+    """
     if env.checkout is not None:
-        return Workspace(env.checkout, token=env.github.token())
-    dest = env.data_dir / "workspaces" / f"{repo.replace('/', '__')}-{name}"
-    if dest.exists():
-        # A stale workspace from an earlier attempt: start clean so re-runs are idempotent.
-        shutil.rmtree(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    url = f"{env.server_url.rstrip('/')}/{repo}.git"
-    return clone(url, dest, token=env.github.token())
+        ws = Workspace(env.checkout, token=env.github.token())
+    else:
+        dest = env.data_dir / "workspaces" / f"{repo.replace('/', '__')}-{name}"
+        if dest.exists():
+            # A stale workspace from an earlier attempt: start clean so re-runs are idempotent.
+            shutil.rmtree(dest)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        url = f"{env.server_url.rstrip('/')}/{repo}.git"
+        ws = clone(url, dest, token=env.github.token())
+    ws.push_guard = push_guard(ws.head_sha(), env.config.limits)
+    return ws

@@ -1,0 +1,1 @@
+"""What leaves a job is checked: limits on pushed commits, one secret scanner, agent text."""

@@ -1,0 +1,137 @@
+"""Text that leaves a job: secrets redacted; in what GitHub renders, mentions and images defused.
+
+`TextGuard.clean_fields` is applied by the GitHub client to every write it sends
+(bot.github.core), so no comment, pull request, check run or dispatch can skip it. Prose
+fields (`body`, `title`, `summary`, `text`) also get:
+
+- @mentions neutralised (a zero-width space after the `@`, invisible on github.com), so
+  text an agent wrote cannot notify people or teams; the job's own actor stays mentioned,
+  because the bot's own messages address them (`addressing`, set by the use case);
+- images that would load from another host (`![x](https://...)`, `<img src=...>`, image
+  references, `<picture>`, `<video>`...) replaced by `(image removed)`, so a comment cannot
+  carry a tracking pixel or show a picture the agent chose. Images by a relative path (a
+  file of the repository) stay.
+
+Decision: mentions and images inside code spans and blocks are changed too; GitHub would
+not act on them there, but the text is simpler to defuse everywhere than to parse exactly
+as github.com does, and a zero-width space in `@pytest.fixture` reads the same.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import re
+from collections.abc import Callable, Collection, Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from bot.outbound.scan import Scanner, job_secrets
+
+_ADDRESSEES: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
+    "agentbot_addressees", default=frozenset()
+)
+
+
+@contextlib.contextmanager
+def addressing(*logins: str) -> Iterator[None]:
+    """While a job runs, the people its messages may @mention (its actor); the rest of the
+    text it writes mentions no one. Threads started with a copy of the context keep it."""
+    token = _ADDRESSEES.set(frozenset(x for x in logins if x))
+    try:
+        yield
+    finally:
+        _ADDRESSEES.reset(token)
+
+
+PROSE_FIELDS = frozenset({"body", "title", "summary", "text"})
+"""Request fields GitHub renders as Markdown (or shows as a title)."""
+
+ZWSP = "\u200b"
+IMAGE_REMOVED = "(image removed)"
+
+# GitHub logins: alphanumerics and single inner hyphens, up to 39; `@org/team` for teams.
+_MENTION = re.compile(
+    r"(?<![A-Za-z0-9_`.@/+-])@(?P<login>[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38})"
+    r"(?P<team>/[A-Za-z0-9_.-]+)?"
+)
+# `@` spelled as an entity renders as `@`, and github.com then reads a mention.
+_AT_ENTITY = re.compile(r"&(?:#0*64|#[xX]0*40|commat);?(?=[A-Za-z0-9])")
+_REMOTE = r"(?:[a-zA-Z][a-zA-Z0-9+.-]*:|//)"
+_MD_IMAGE = re.compile(r"!\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?" + _REMOTE + r"[^)]*\)")
+_MD_IMAGE_REF = re.compile(r"!\[(?:[^\[\]]|\[[^\]]*\])*\](?:\[[^\]]*\])?(?!\()")
+_HTML_MEDIA = re.compile(
+    r"<\s*(?:img|image|picture|source|video|audio|iframe|object|embed|svg)\b[^>]*>",
+    re.IGNORECASE,
+)
+
+
+def neutralize_mentions(text: str, allowed: Collection[str] = ()) -> str:
+    """`text` with every @mention but those of `allowed` logins unable to notify anyone."""
+    keep = {a.casefold() for a in allowed if a}
+
+    def defuse(m: re.Match[str]) -> str:
+        if not m.group("team") and m.group("login").casefold() in keep:
+            return m.group(0)
+        return "@" + ZWSP + m.group(0)[1:]
+
+    return _MENTION.sub(defuse, _AT_ENTITY.sub("@", text))
+
+
+def remove_remote_images(text: str) -> str:
+    """`text` without images that would be fetched from another host."""
+    text = _MD_IMAGE.sub(IMAGE_REMOVED, text)
+    text = _MD_IMAGE_REF.sub(IMAGE_REMOVED, text)
+    return _HTML_MEDIA.sub(IMAGE_REMOVED, text)
+
+
+@dataclass(frozen=True)
+class TextGuard:
+    """Cleans what the bot writes to GitHub: the job's secrets, mentions, remote images."""
+
+    mentions: frozenset[str] = frozenset()
+    """Logins that may still be mentioned (the job's actor)."""
+    secrets: Callable[[], Iterable[str]] = field(default=job_secrets, compare=False)
+
+    def allowing(self, *logins: str) -> TextGuard:
+        """The same guard, letting `logins` be mentioned too."""
+        return replace(self, mentions=self.mentions | {x for x in logins if x})
+
+    def clean(self, text: str, *, prose: bool = True, scanner: Scanner | None = None) -> str:
+        """`text` redacted; if it is `prose`, mentions and remote images defused too."""
+        text = (scanner or Scanner(self.secrets())).redact(text)
+        if prose:
+            allowed = self.mentions | _ADDRESSEES.get()
+            text = neutralize_mentions(remove_remote_images(text), allowed)
+        return text
+
+    def clean_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """A request's keyword fields, every string in them cleaned (nested ones too)."""
+        scanner = Scanner(self.secrets())
+        return {k: self._value(k, v, scanner) for k, v in fields.items()}
+
+    def _value(self, key: str, value: Any, scanner: Scanner) -> Any:
+        if isinstance(value, str):
+            return self.clean(value, prose=key in PROSE_FIELDS, scanner=scanner)
+        if isinstance(value, dict):
+            return {k: self._value(k, v, scanner) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(self._value(key, v, scanner) for v in value)
+        return value
+
+
+def redact(text: str) -> str:
+    """`text` with the job's secrets and credential shapes replaced (step summary, stdout)."""
+    return Scanner(job_secrets()).redact(text)
+
+
+def redact_data(value: Any, scanner: Scanner | None = None) -> Any:
+    """`value` (JSON-like data) with every string in it redacted, keys included."""
+    scanner = scanner or Scanner(job_secrets())
+    if isinstance(value, str):
+        return scanner.redact(value)
+    if isinstance(value, dict):
+        return {redact_data(k, scanner): redact_data(v, scanner) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_data(v, scanner) for v in value]
+    return value
