@@ -25,6 +25,7 @@ _ICONS: dict[str, str] = {
     "skipped": "⏭️",
     "passed": "✅",
     "timed_out": "⏱️",
+    "preexisting": "🟨",
 }
 
 
@@ -38,10 +39,13 @@ class Step:
 
 
 def validation_table(report: ValidationReport | None) -> str:
-    """A markdown table of the validation stages; says so when validation did not run."""
+    """A markdown table of the validation stages: command, origin, new vs pre-existing problems."""
     if report is None:
         return "_Validation did not run._"
-    rows = ["| stage | result | time | notes |", "|---|---|---|---|"]
+    rows = [
+        "| stage | result | command | from | problems | time | notes |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for gate in report.gates:
         seconds = gate.command_result.duration_seconds if gate.command_result else 0.0
         notes = gate.warning or ("auto-fixed" if gate.auto_fixed else "")
@@ -49,11 +53,21 @@ def validation_table(report: ValidationReport | None) -> str:
             t = report.tests
             counts = f"{t.passed_count}/{t.test_count} passed"
             notes = f"{counts}; {notes}" if notes else counts
+        problems = ""
+        if gate.status == "failed" or gate.preexisting_count:
+            problems = f"{len(gate.new_issues)} new · {gate.preexisting_count} pre-existing"
         icon = _ICONS.get(gate.status, "")
+        command = f"`{_cell(_short(gate.command))}`" if gate.command else ""
         rows.append(
-            f"| {gate.gate_name} | {icon} {gate.status} | {seconds:.1f}s | {_cell(notes)} |"
+            f"| {gate.gate_name} | {icon} {gate.status} | {command} | {gate.source}"
+            f" | {problems} | {seconds:.1f}s | {_cell(notes)} |"
         )
     lines = ["\n".join(rows)]
+    new = [
+        f"- {gate.gate_name}: `{_cell(i)}`" for gate in report.gates for i in gate.new_issues[:10]
+    ]
+    if new:
+        lines.append("New problems (these block):\n" + "\n".join(new))
     if report.preexisting_failures:
         names = ", ".join(f"`{n}`" for n in report.preexisting_failures[:10])
         lines.append(
@@ -61,7 +75,13 @@ def validation_table(report: ValidationReport | None) -> str:
         )
     if report.fix_rounds_used:
         lines.append(f"Fix rounds used: {report.fix_rounds_used}")
+    lines += [f"_{_cell(w)}_" for w in report.warnings]
     return "\n\n".join(lines)
+
+
+def _short(command: str, limit: int = 80) -> str:
+    """A long command (many changed files) cut to fit a table cell."""
+    return command if len(command) <= limit else command[: limit - 1] + "…"
 
 
 def usage_line(result: JobResult) -> str:

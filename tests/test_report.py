@@ -47,9 +47,20 @@ def _report(passed: bool) -> ValidationReport:
         profile="python",
         gates=[
             QualityGateResult(
-                gate_name="format", status="passed", command_result=_cmd("ruff", True)
+                gate_name="format",
+                status="passed",
+                command_result=_cmd("ruff", True),
+                command="pre-commit run --color never --files src/x.py",
+                source="pre-commit",
             ),
-            QualityGateResult(gate_name="lint", status="passed", auto_fixed=True),
+            QualityGateResult(
+                gate_name="lint",
+                status="passed",
+                auto_fixed=True,
+                preexisting_count=54,
+                command="ruff check --no-fix --output-format json src/x.py",
+                source="default",
+            ),
             QualityGateResult(
                 gate_name="typecheck", status="skipped", warning="mypy not installed"
             ),
@@ -57,6 +68,9 @@ def _report(passed: bool) -> ValidationReport:
                 gate_name="test",
                 status="passed" if passed else "failed",
                 command_result=_cmd("pytest", passed, "FAILED test_x.py::test_b - assert 1 == 2"),
+                command="pytest -v",
+                source="tox (py)",
+                new_issues=[] if passed else ["test_x.py::test_b"],
             ),
         ],
         tests=tests,
@@ -116,8 +130,17 @@ def test_progress_comment_has_marker_and_states() -> None:
 def test_validation_table_without_report_and_skipped_is_not_passed() -> None:
     assert validation_table(None) == "_Validation did not run._"
     table = validation_table(_report(True))
-    assert "| typecheck | ⏭️ skipped | 0.0s | mypy not installed |" in table
+    assert "| typecheck | ⏭️ skipped |  |  |  | 0.0s | mypy not installed |" in table
     assert "4/4 passed" in table
+    # Per stage: the command, where it came from, new vs pre-existing problems.
+    assert (
+        "| lint | ✅ passed | `ruff check --no-fix --output-format json src/x.py` | default"
+        in table
+    )
+    assert "| 0 new · 54 pre-existing |" in table
+    failed = validation_table(_report(False))
+    assert "| test | ❌ failed | `pytest -v` | tox (py) | 1 new · 0 pre-existing |" in failed
+    assert "New problems (these block):\n- test: `test_x.py::test_b`" in failed
 
 
 def test_needs_info_comment_quotes_question() -> None:

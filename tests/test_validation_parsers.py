@@ -66,6 +66,9 @@ EXPECTED: dict[str, tuple[str, int, int, int, list[str]]] = {
     "node_tap_none": ("node", 0, 0, 0, []),
     "node_spec_pass": ("node", 3, 0, 0, []),
     "node_spec_mixed": ("node", 2, 2, 1, ["adds wrong", "throws"]),
+    # tape counts assertions; a test (`# name`) is what passes or fails.
+    "tape_pass": ("tape", 3, 0, 0, []),
+    "tape_mixed": ("tape", 2, 2, 1, ["adds wrong", "throws"]),
 }  # fmt: skip
 
 

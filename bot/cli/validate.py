@@ -19,7 +19,13 @@ from bot.models import QualityGateResult, ValidationReport
 from bot.sandbox import SandboxPolicy
 from bot.validation import resolve_base, run_validation
 
-_STYLE = {"passed": "green", "failed": "red", "timed_out": "red", "skipped": "yellow"}
+_STYLE = {
+    "passed": "green",
+    "failed": "red",
+    "timed_out": "red",
+    "skipped": "yellow",
+    "preexisting": "yellow",
+}
 
 
 def _fail(message: str) -> typer.Exit:
@@ -37,8 +43,12 @@ def _note(gate: QualityGateResult, report: ValidationReport) -> str:
         parts.append("auto-fixed")
     if gate.warning:
         parts.append(gate.warning)
-    if gate.status == "failed" and gate.issues_found:
-        parts.append("failing: " + ", ".join(gate.issues_found[:5]))
+    if gate.source:
+        parts.append(f"from {gate.source}")
+    if gate.preexisting_count:
+        parts.append(f"{gate.preexisting_count} pre-existing")
+    if gate.status == "failed" and (gate.new_issues or gate.issues_found):
+        parts.append("new: " + ", ".join((gate.new_issues or gate.issues_found)[:5]))
     elif gate.status == "failed" and gate.command_result is not None:
         # The first line is usually the first problem (ruff, mypy, prettier, gofmt, eslint).
         lines = [ln.strip() for ln in gate.command_result.output.splitlines() if ln.strip()]
@@ -76,14 +86,17 @@ def _print_report(console: Console, report: ValidationReport) -> None:
 def validate(
     repo: Annotated[Path, typer.Option("--repo", help="The checkout to validate.")] = Path(),
     fix: Annotated[
-        bool, typer.Option("--fix", help="Run the format and lint fixers, then re-check.")
+        bool,
+        typer.Option(
+            "--fix", help="Run the safe fixers on the change (since --base, else HEAD), re-check."
+        ),
     ] = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the ValidationReport as JSON.")
     ] = False,
     base: Annotated[
         str | None,
-        typer.Option("--base", help="Base ref: test failures it already has don't fail the gate."),
+        typer.Option("--base", help="Base ref: check the change since it; only new problems fail."),
     ] = None,
 ) -> None:
     """Run format -> lint -> typecheck -> test on a checkout; exit 0 if the gate passes, else 1."""

@@ -29,6 +29,7 @@ from bot.models.tdd import (
 )
 from bot.models.validation import (
     CommandResult,
+    Diagnostic,
     GateName,
     GateStatus,
     QualityGateResult,
@@ -48,6 +49,7 @@ __all__ = [
     "CodebaseFile",
     "CommandResult",
     "CycleState",
+    "Diagnostic",
     "GateName",
     "GateStatus",
     "Gates",

@@ -46,7 +46,30 @@ class TestResult(Model):
 
 
 GateName = Literal["setup", "format", "lint", "typecheck", "test", "build"]
-GateStatus = Literal["passed", "failed", "skipped", "timed_out"]
+GateStatus = Literal["passed", "failed", "skipped", "timed_out", "preexisting"]
+"""`preexisting`: the stage fails the same way on the base commit: not held against the change."""
+
+
+class Diagnostic(Model):
+    """One problem a lint, typecheck or format tool reported, located in a file."""
+
+    path: str
+    """Repository-relative path; empty when the tool named no file."""
+    line: int = 0
+    """1-based line, 0 when the problem is about the whole file (formatting)."""
+    rule: str = ""
+    message: str = ""
+    severity: Literal["error", "warning"] = "error"
+
+    def key(self) -> tuple[str, str, str]:
+        """What identifies the problem across commits: file, rule, message (not the line)."""
+        return (self.path, self.rule, self.message)
+
+    def render(self) -> str:
+        """`path:line: rule message`, the way tools print it."""
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        text = " ".join(p for p in (self.rule, self.message) if p)
+        return f"{where}: {text}" if where else text
 
 
 class QualityGateResult(Model):
@@ -59,6 +82,17 @@ class QualityGateResult(Model):
     issues_found: list[str] = Field(default_factory=list)
     warning: str = ""
     """Why a stage was skipped (tool missing, configured off) or what else to know."""
+    command: str = ""
+    """The command line the stage ran (or would have run)."""
+    source: str = ""
+    """Where the command came from: agentbot.yml, pre-commit, tox, nox, Makefile, justfile,
+    package.json, CI workflow, default."""
+    new_issues: list[str] = Field(default_factory=list)
+    """Problems this change introduced (diagnostics or tests): the ones that block."""
+    preexisting_count: int = Field(default=0, ge=0)
+    """Problems the base commit has too: reported, never blocking."""
+    restored_files: list[str] = Field(default_factory=list)
+    """Files outside the change the stage modified, restored after it ran."""
 
     @property
     def passed(self) -> bool:
@@ -79,8 +113,20 @@ class ValidationReport(Model):
     duration_seconds: float = 0.0
     warnings: list[str] = Field(default_factory=list)
     """Pipeline-level notes (nothing validated, baseline unavailable); stage notes are on gates."""
+    changed_files: list[str] | None = None
+    """The files of the change the stages were scoped to; None when the whole checkout was."""
 
     @property
     def failing_gate(self) -> QualityGateResult | None:
         """The first stage that failed or timed out, if any."""
         return next((g for g in self.gates if g.status in ("failed", "timed_out")), None)
+
+    def problems(self) -> str:
+        """What blocks the gate, one line per new problem, for people and the Fixer."""
+        lines = []
+        for gate in self.gates:
+            if gate.status not in ("failed", "timed_out"):
+                continue
+            lines.append(f"{gate.gate_name} ({gate.command or 'no command'}): {gate.status}")
+            lines += [f"  {issue}" for issue in gate.new_issues or gate.issues_found]
+        return "\n".join(lines)

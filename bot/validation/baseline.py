@@ -1,23 +1,26 @@
-"""The test stage on the base commit, in a temporary git worktree, cached by commit SHA.
+"""Any stage's command on the base commit, in a temporary git worktree, cached by commit SHA.
 
-The gate fails only on tests the change broke: a test that already fails on the base
-commit is reported apart and does not fail it. The base runs in a worktree of its own,
-so the workspace is never touched; its result is cached as JSON under the data dir,
-keyed by the commit SHA and the test command.
+Only problems a change introduced fail the gate: the base commit runs the same command
+(same tools, same environment, its own code) and what it reports too is pre-existing.
+The base is checked out once per validation, lazily, beside the workspace (never in it)
+and removed at the end; each result is cached as JSON under the data dir, keyed by the
+commit SHA, the stage and the command, so a re-validation of the same base runs nothing.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.clock import Clock
 from bot.git import runner as git
-from bot.models import TestResult
+from bot.models import Diagnostic, TestResult
+from bot.validation.diagnostics import parse_diagnostics
 from bot.validation.environment import StageEnv, workspace_key, write_atomic
 from bot.validation.parsers import parse_test_counts
 from bot.validation.runner import run_command
@@ -27,11 +30,12 @@ _GIT_TIMEOUT = 300.0
 
 @dataclass(frozen=True)
 class Baseline:
-    """What the test stage did on the base commit."""
+    """What one stage's command did on the base commit."""
 
     sha: str
-    tests: TestResult | None
     exit_code: int
+    tests: TestResult | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
     timed_out: bool = False
     cached: bool = False
 
@@ -48,52 +52,91 @@ def resolve_commit(repo: Path, ref: str) -> str | None:
     return proc.stdout.strip() if proc.returncode == 0 and proc.stdout.strip() else None
 
 
-def run_baseline(
-    senv: StageEnv, sha: str, *, command: str, runner: str, timeout: float, clock: Clock
-) -> Baseline:
-    """The base commit's failing tests, from the cache or from a run in a temporary worktree."""
-    cache = senv.data_dir / "baselines" / f"{sha}.json"
-    cached = _load(cache, command)
-    if cached is not None:
-        return cached
-    tmp = senv.data_dir / "worktrees" / f"{sha[:12]}-{secrets.token_hex(4)}"
-    tmp.parent.mkdir(parents=True, exist_ok=True)
-    # The bot's own (hardened) git: no post-checkout hook or filter runs; the stages are the
-    # only repository code we mean to run, and they run in the sandbox.
-    add = git.run(
-        ["worktree", "add", "--detach", "--quiet", str(tmp), sha],
-        cwd=senv.repo,
-        timeout=_GIT_TIMEOUT,
-        check=False,
-    )
-    if add.returncode != 0:
-        return Baseline(sha=sha, tests=None, exit_code=add.returncode)
-    try:
-        writable = [tmp, *(p for p in senv.writable if p != senv.repo)]
+def cache_path(data_dir: Path, sha: str, stage: str, command: str) -> Path:
+    """Where a stage command's result on commit `sha` is cached."""
+    key = hashlib.sha256(f"{stage}\0{command}".encode()).hexdigest()[:16]
+    return data_dir / "baselines" / sha / f"{stage}-{key}.json"
+
+
+class BaseTree:
+    """The base commit, checked out on first use in a worktree of its own; `close` removes it."""
+
+    def __init__(self, senv: StageEnv, sha: str, *, timeout: float, clock: Clock) -> None:
+        self.senv, self.sha, self.timeout, self.clock = senv, sha, timeout, clock
+        self.path: Path | None = None
+        self.broken = False
+
+    def exists(self, rel: str) -> bool:
+        """True if the base commit has the file `rel`."""
+        args = ["cat-file", "-e", f"{self.sha}:{rel}"]
+        return git.run(args, cwd=self.senv.repo, timeout=_GIT_TIMEOUT, check=False).returncode == 0
+
+    def run(self, stage: str, command: str, *, runner: str = "auto") -> Baseline | None:
+        """The command's result on the base commit (cached); None if the base cannot be had."""
+        cache = cache_path(self.senv.data_dir, self.sha, stage, command)
+        cached = _load(cache, command)
+        if cached is not None:
+            return cached
+        tmp = self._checkout()
+        if tmp is None:
+            return None
+        senv = self.senv
         result = run_command(
             command,
             tmp,
             env=_borrowed_env(senv, tmp),
-            timeout=timeout,
-            clock=clock,
+            timeout=self.timeout,
+            clock=self.clock,
             sandbox=senv.sandbox,
-            writable=writable,
+            writable=[tmp, *(p for p in senv.writable if p != senv.repo)],
             readable=[senv.repo],  # its node_modules and venv are borrowed, never changed
         )
-    finally:
-        _remove_worktree(senv.repo, tmp)
-    tests = None if result.timed_out else parse_test_counts(runner, result.output)
-    base = Baseline(sha=sha, tests=tests, exit_code=result.exit_code, timed_out=result.timed_out)
-    if tests is not None:
-        # A timeout or an unreadable output may be a fluke: only a counted run is cached.
-        doc = {
-            "sha": sha,
-            "command": command,
-            "exit_code": result.exit_code,
-            "tests": tests.model_dump(mode="json"),
-        }
-        write_atomic(cache, json.dumps(doc))
-    return base
+        roots = (tmp, self.senv.repo)
+        tests = parse_test_counts(runner, result.output) if stage == "test" else None
+        diagnostics = [] if stage == "test" else parse_diagnostics(result.output, roots)
+        base = Baseline(
+            sha=self.sha, exit_code=result.exit_code, tests=tests, diagnostics=diagnostics,
+            timed_out=result.timed_out,
+        )  # fmt: skip
+        # A timeout or an uncounted test run may be a fluke: only those are not cached.
+        if not result.timed_out and (stage != "test" or tests is not None):
+            doc = {
+                "sha": self.sha,
+                "stage": stage,
+                "command": command,
+                "exit_code": result.exit_code,
+                "tests": tests.model_dump(mode="json") if tests else None,
+                "diagnostics": [d.model_dump(mode="json") for d in diagnostics],
+            }
+            write_atomic(cache, json.dumps(doc))
+        return base
+
+    def _checkout(self) -> Path | None:
+        if self.path is not None or self.broken:
+            return self.path
+        tmp = self.senv.data_dir / "worktrees" / f"{self.sha[:12]}-{secrets.token_hex(4)}"
+        tmp.parent.mkdir(parents=True, exist_ok=True)
+        # The bot's own (hardened) git: no post-checkout hook or filter runs; the stages are the
+        # only repository code we mean to run, and they run in the sandbox.
+        args = ["worktree", "add", "--detach", "--quiet", str(tmp), self.sha]
+        add = git.run(args, cwd=self.senv.repo, timeout=_GIT_TIMEOUT, check=False)
+        if add.returncode != 0:
+            self.broken = True
+            return None
+        self.path = tmp
+        return tmp
+
+    def close(self) -> None:
+        """Remove the base worktree, if one was made."""
+        if self.path is None:
+            return
+        repo = self.senv.repo
+        remove = ["worktree", "remove", "--force", str(self.path)]
+        git.run(remove, cwd=repo, timeout=_GIT_TIMEOUT, check=False)
+        if self.path.exists():
+            shutil.rmtree(self.path, ignore_errors=True)
+        git.run(["worktree", "prune"], cwd=repo, timeout=_GIT_TIMEOUT, check=False)
+        self.path = None
 
 
 def _borrowed_env(senv: StageEnv, tmp: Path) -> dict[str, str]:
@@ -120,14 +163,6 @@ def _borrowed_env(senv: StageEnv, tmp: Path) -> dict[str, str]:
     return env
 
 
-def _remove_worktree(repo: Path, tmp: Path) -> None:
-    remove = ["worktree", "remove", "--force", str(tmp)]
-    git.run(remove, cwd=repo, timeout=_GIT_TIMEOUT, check=False)
-    if tmp.exists():
-        shutil.rmtree(tmp, ignore_errors=True)
-    git.run(["worktree", "prune"], cwd=repo, timeout=_GIT_TIMEOUT, check=False)
-
-
 def _load(path: Path, command: str) -> Baseline | None:
     try:
         data = json.loads(path.read_text())
@@ -135,8 +170,9 @@ def _load(path: Path, command: str) -> Baseline | None:
             return None
         return Baseline(
             sha=data["sha"],
-            tests=TestResult.model_validate(data["tests"]),
             exit_code=int(data["exit_code"]),
+            tests=TestResult.model_validate(data["tests"]) if data.get("tests") else None,
+            diagnostics=[Diagnostic.model_validate(d) for d in data.get("diagnostics", [])],
             cached=True,
         )
     except (OSError, ValueError, KeyError, TypeError):

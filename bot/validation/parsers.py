@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from bot.models import TestResult
 
-RUNNERS = ("pytest", "jest", "vitest", "go", "cargo", "rspec", "mocha", "node")
+RUNNERS = ("pytest", "jest", "vitest", "go", "cargo", "rspec", "mocha", "node", "tape")
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -199,6 +199,28 @@ def _node_ids(output: str) -> list[str]:
     return ids
 
 
+_TAPE_TEST = re.compile(r"^# (?!(?:tests|pass|fail|todo|skip)\s+\d+\s*$|ok\s*$)(.+?)\s*$")
+
+
+def parse_tape(output: str) -> TestResult | None:
+    """tape's TAP: `# name` opens a test, `not ok N msg` fails it; ids are the test names."""
+    summary = re.findall(r"^# (tests|pass|fail) +(\d+)\s*$", output, re.MULTILINE)
+    if "tests" not in dict(summary):
+        return None
+    tests: list[str] = []
+    failed: list[str] = []
+    skipped = 0
+    for line in output.splitlines():
+        if line.startswith("# SKIP "):
+            skipped += 1
+        elif (m := _TAPE_TEST.match(line)) is not None:
+            tests.append(m.group(1))
+        elif line.startswith("not ok ") and tests and (not failed or failed[-1] != tests[-1]):
+            failed.append(tests[-1])
+    # tape counts assertions, not tests: a test is the unit a change can break or fix.
+    return _result(len(tests) - len(failed), len(failed), skipped, failed)
+
+
 # --- go, cargo, rspec ------------------------------------------------------------------------
 
 _GO_RESULT = re.compile(r"^(\s*)--- (PASS|FAIL|SKIP): (\S+)")
@@ -285,6 +307,7 @@ PARSERS: dict[str, Callable[[str], TestResult | None]] = {
     "rspec": parse_rspec,
     "mocha": parse_mocha,
     "node": parse_node,
+    "tape": parse_tape,
 }
 
 
@@ -312,6 +335,8 @@ def infer_runner(command: str, default: str) -> str:
         ("jest", "jest"),
         ("mocha", "mocha"),
         ("rspec", "rspec"),
+        ("tape", "tape"),
+        ("py.test", "pytest"),
     ):
         if word in words:
             return runner

@@ -3,39 +3,34 @@
 Every stage runs, even after an earlier one failed, so a report (and the Fixer reading
 it) sees every problem at once. The gate passes only if no stage failed or timed out
 and at least one stage really ran: a skipped stage (disabled, tool missing, nothing to
-check) is never counted as passed, and a pipeline that checked nothing fails.
+check) is never counted as passed, and a pipeline that checked nothing fails. With a
+base commit, stages are scoped to the change and judged against the base (judge.py);
+a tree guard puts back whatever a stage changed outside what it may change.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from bot.clock import Clock, SystemClock
 from bot.config import ValidationConfig
-from bot.models import (
-    CommandResult,
-    GateName,
-    GateStatus,
-    QualityGateResult,
-    TestResult,
-    ValidationReport,
-)
+from bot.models import QualityGateResult, ValidationReport
 from bot.sandbox import Sandbox
-from bot.validation.baseline import Baseline, resolve_commit, run_baseline
-from bot.validation.environment import StageEnv, build_stage_env, run_setup
-from bot.validation.parsers import infer_runner, parse_test_counts, says_no_tests
-from bot.validation.profiles import Profile, detect_profile
-from bot.validation.runner import clip, missing_in_output, missing_program, run_command
+from bot.validation.baseline import BaseTree, resolve_commit
+from bot.validation.changes import LITTER, TreeGuard, changed_files, exclude
+from bot.validation.check import Check
+from bot.validation.discovery import candidates
+from bot.validation.environment import StageEnv, build_stage_env
+from bot.validation.install import INSTALLER_VAR, plan_setup, run_setup
+from bot.validation.profiles import detect_profile
+from bot.validation.stage import STAGES, StageSpec
 
 FixCallback = Callable[[ValidationReport], None]
 """Edits the workspace given the failing report (a Fixer agent); the pipeline then re-runs."""
 StageCallback = Callable[[QualityGateResult], None]
-
-DISABLED = "disabled in config"
-STAGES: tuple[GateName, ...] = ("format", "lint", "typecheck", "test")
-FIXABLE = ("format", "lint")
 
 
 def run_validation(
@@ -53,10 +48,11 @@ def run_validation(
 ) -> ValidationReport:
     """Validate the workspace at `repo`; with `fix`, run the fixers and the fix rounds first.
 
-    `base_sha` turns on the baseline: test failures that also happen on that commit are
-    `preexisting_failures` and do not fail the gate; the others are `new_failures`.
-    `env` is the environment stages inherit (default: this process's), allowlisted;
-    `sandbox` is the job's, where every stage (setup included) runs.
+    `base_sha` turns on the baseline and scopes the stages to the change: problems that
+    also happen on that commit are pre-existing and do not fail the gate. Without it the
+    whole checkout is checked and every problem counts. `env` is the environment stages
+    inherit (default: this process's), allowlisted; `sandbox` is the job's, where every
+    stage (setup included) runs.
     """
     repo, data_dir = repo.resolve(), data_dir.resolve()
     if data_dir.is_relative_to(repo):
@@ -66,17 +62,11 @@ def run_validation(
         ignore = data_dir / ".gitignore"
         if not ignore.exists():
             ignore.write_text("*\n")
+    clock = clock or SystemClock()
+    start = clock.monotonic()
     pipeline = _Pipeline(
-        repo,
-        config,
-        data_dir=data_dir,
-        base_sha=base_sha,
-        clock=clock or SystemClock(),
-        env=os.environ if env is None else env,
-        on_stage=on_stage,
-        sandbox=sandbox,
+        repo, config, data_dir, base_sha, clock, env or os.environ, on_stage, sandbox
     )
-    start = pipeline.clock.monotonic()
     report = pipeline.check(autofix=fix)
     rounds = 0
     if fix and fix_callback is not None:
@@ -85,242 +75,141 @@ def run_validation(
             rounds += 1
             report = pipeline.check(autofix=True)
     return report.model_copy(
-        update={
-            "fix_rounds_used": rounds,
-            "duration_seconds": round(pipeline.clock.monotonic() - start, 3),
-        }
+        update={"fix_rounds_used": rounds, "duration_seconds": round(clock.monotonic() - start, 3)}
     )
 
 
 class _Pipeline:
-    """One workspace's stages; `check` runs them all once and returns the report."""
+    """One workspace; `check` sets up (if due) and runs every stage once."""
 
     def __init__(
         self,
         repo: Path,
         config: ValidationConfig,
-        *,
         data_dir: Path,
         base_sha: str | None,
         clock: Clock,
         env: Mapping[str, str],
         on_stage: StageCallback | None,
-        sandbox: Sandbox | None = None,
+        sandbox: Sandbox | None,
     ) -> None:
         self.repo, self.config, self.data_dir, self.clock = repo, config, data_dir, clock
-        self.base_sha, self.base_env, self.on_stage = base_sha, env, on_stage
-        self.sandbox = sandbox
-        self.baseline: Baseline | None = None
-
-    def command(self, profile: Profile, stage: str) -> tuple[str | None, str]:
-        """The command a stage runs and, when none, why."""
-        value: str | None = getattr(self.config, stage)
-        if value is None:
-            return None, DISABLED
-        if value == "default":
-            return profile.command(stage), profile.note(stage)
-        return value, ""
+        self.base_env, self.on_stage, self.sandbox = env, on_stage, sandbox
+        self.base = resolve_commit(repo, base_sha) if base_sha is not None else None
+        self.base_asked = base_sha
+        self.disabled = frozenset(s for s in STAGES if getattr(config, s) is None)
 
     def check(self, *, autofix: bool) -> ValidationReport:
-        """Setup (if due) and every stage; with `autofix`, fixers run on failing format/lint."""
-        # Detected on every check: a fix round may have added a dependency file.
-        profile = detect_profile(self.repo)
-        setup_cmd, why = self.command(profile, "setup")
-        senv = build_stage_env(
-            self.repo,
-            profile,
-            self.data_dir,
-            self.base_env,
-            use_venv=setup_cmd is not None,
-            sandbox=self.sandbox,
-        )
-        setup = run_setup(
-            senv, setup_cmd, why_none=why, timeout=self.config.timeout_seconds, clock=self.clock
-        )
-        self._emit(setup)
-        report = self._stages(profile, senv, setup)
-        if autofix and not report.passed and self._run_fixers(profile, senv, report):
-            before = {g.gate_name: g.status for g in report.gates}
-            report = self._stages(profile, senv, setup)
-            gates = [
-                g.model_copy(update={"auto_fixed": True})
-                if g.passed and before.get(g.gate_name) == "failed" and g.gate_name in FIXABLE
-                else g
-                for g in report.gates
-            ]
-            report = report.model_copy(update={"gates": gates})
-        return report
-
-    def _stages(
-        self, profile: Profile, senv: StageEnv, setup: QualityGateResult
-    ) -> ValidationReport:
-        gates = [setup]
-        tests: TestResult | None = None
-        new: list[str] = []
-        pre: list[str] = []
-        for stage in STAGES:
-            gate, stage_tests, stage_new, stage_pre = self._stage(profile, senv, stage, setup)
-            if stage == "test":
-                tests, new, pre = stage_tests, stage_new, stage_pre
-            gates.append(gate)
-            self._emit(gate)
-        ran = [g for g in gates[1:] if g.command_result is not None and g.status != "skipped"]
-        failed = any(g.status in ("failed", "timed_out") for g in gates)
-        return ValidationReport(
-            profile=profile.name,
-            gates=gates,
-            tests=tests,
-            new_failures=new,
-            preexisting_failures=pre,
-            passed=bool(ran) and not failed,
-            warnings=[] if ran else ["nothing was validated: every stage was skipped"],
-        )
-
-    def _stage(
-        self, profile: Profile, senv: StageEnv, name: GateName, setup: QualityGateResult
-    ) -> tuple[QualityGateResult, TestResult | None, list[str], list[str]]:
-        stage = name
-        command, why = self.command(profile, stage)
-        if command is None:
-            return QualityGateResult(gate_name=name, status="skipped", warning=why), None, [], []
-        if setup.status in ("failed", "timed_out"):
-            skipped = QualityGateResult(gate_name=name, status="skipped", warning="setup failed")
-            return skipped, None, [], []
-        missing = missing_program(command, cwd=self.repo, env=senv.env)
-        if missing is not None:
-            warning = f"tool missing: `{missing}` is not installed (not on PATH)"
-            return (
-                QualityGateResult(gate_name=name, status="skipped", warning=warning),
-                None,
-                [],
-                [],
-            )
+        """Setup (if due) and every stage; with `autofix`, safe fixers on the change first."""
+        env = prepare(
+            self.repo, self.config, data_dir=self.data_dir, env=self.base_env,
+            base_sha=self.base, clock=self.clock, sandbox=self.sandbox,
+        )  # fmt: skip
+        self._emit(env.setup)
         timeout = self.config.timeout_seconds
-        result = run_command(
-            command,
-            self.repo,
-            env=senv.env,
-            timeout=timeout,
-            clock=self.clock,
-            sandbox=senv.sandbox,
-            writable=senv.writable,
+        base = (
+            BaseTree(env.senv, self.base, timeout=timeout, clock=self.clock) if self.base else None
         )
-        kept = result.model_copy(update={"output": clip(result.output)})
-        if result.timed_out:
-            gate = QualityGateResult(
-                gate_name=name, status="timed_out", command_result=kept,
-                warning=f"killed after {timeout}s (process group)",
-            )  # fmt: skip
-            return gate, None, [], []
-        if (tool := missing_in_output(result)) is not None:
-            warning = f"tool missing: `{tool}` is not installed"
-            gate = QualityGateResult(
-                gate_name=name, status="skipped", command_result=kept, warning=warning
-            )
-            return gate, None, [], []
-        if stage == "test":
-            return self._test_gate(profile, senv, command, result, kept)
-        status: GateStatus = "passed" if result.success else "failed"
-        return QualityGateResult(gate_name=name, status=status, command_result=kept), None, [], []
-
-    def _test_gate(
-        self,
-        profile: Profile,
-        senv: StageEnv,
-        command: str,
-        result: CommandResult,
-        kept: CommandResult,
-    ) -> tuple[QualityGateResult, TestResult | None, list[str], list[str]]:
-        runner = infer_runner(command, profile.parser)
-        counted = parse_test_counts(runner, result.output)
-        tests = (
-            counted.model_copy(
-                update={
-                    "passed": result.success and counted.failed_count == 0,
-                    "duration_seconds": result.duration_seconds,
-                }
-            )
-            if counted is not None
-            else None
-        )
-        failing = tests.failed_tests if tests else []
-        zero = tests is not None and tests.test_count == 0 and not failing
-        if (zero and result.success) or ((zero or tests is None) and says_no_tests(result.output)):
-            skipped = f" ({tests.skipped_count} skipped)" if tests and tests.skipped_count else ""
-            gate = QualityGateResult(
-                gate_name="test", status="passed", command_result=kept,
-                warning=f"no tests: the test runner found no test to run{skipped}",
-            )  # fmt: skip
-            return gate, tests, [], []
-        if result.success and not failing:
-            warning = "" if tests else f"test counts not recognised ({runner} output)"
-            gate = QualityGateResult(
-                gate_name="test", status="passed", command_result=kept, warning=warning
-            )
-            return gate, tests, [], []
-        gate = QualityGateResult(
-            gate_name="test", status="failed", command_result=kept, issues_found=failing
-        )
-        if self.base_sha is None or not failing:
-            return gate, tests, [], []
-        base = self._baseline(senv, command, runner)
-        if base is None or base.tests is None:
-            what = self.base_sha if base is None else f"{base.sha[:12]} (tests not counted)"
-            warning = f"baseline unavailable on {what}: every failure counts as new"
-            return gate.model_copy(update={"warning": warning}), tests, failing, []
-        new = [t for t in failing if t not in base.failing]
-        pre = [t for t in failing if t in base.failing]
-        if not new:
-            warning = (
-                f"{len(pre)} failing test(s) also fail on the base commit {base.sha[:12]};"
-                " not introduced by this change"
-            )
-            gate = gate.model_copy(update={"status": "passed", "warning": warning})
-        return gate, tests, new, pre
-
-    def _baseline(self, senv: StageEnv, command: str, runner: str) -> Baseline | None:
-        if self.baseline is None and self.base_sha is not None:
-            sha = resolve_commit(self.repo, self.base_sha)
-            if sha is None:
-                return None
-            self.baseline = run_baseline(
-                senv,
-                sha,
-                command=command,
-                runner=runner,
-                timeout=self.config.timeout_seconds,
-                clock=self.clock,
-            )
-        return self.baseline
-
-    def _run_fixers(self, profile: Profile, senv: StageEnv, report: ValidationReport) -> bool:
-        """Run the format/lint fixers of the failing stages the profile knows; True if any ran."""
-        ran = False
-        failing = {g.gate_name for g in report.gates if g.status == "failed"}
-        # Lint fixes first: removing an import can leave code the formatter then tidies.
-        # The files were formatted before, so the formatter then touches only what lint fixed.
-        for name in ("lint", "format"):
-            if name not in failing and not (name == "format" and ran):
-                continue
-            # A configured command has no known fixer: only the profile's own pairs are safe.
-            fixer = profile.fixer(name)
-            if getattr(self.config, name) != "default" or fixer is None:
-                continue
-            run_command(
-                fixer,
-                self.repo,
-                env=senv.env,
-                timeout=self.config.timeout_seconds,
-                clock=self.clock,
-                sandbox=senv.sandbox,
-                writable=senv.writable,
-            )
-            ran = True
-        return ran
+        check = Check(
+            senv=env.senv, specs=env.specs, flags=env.flags, changed=env.changed, base=base,
+            base_asked=self.base_asked, guard=TreeGuard(self.repo), timeout=timeout,
+            clock=self.clock, emit=self._emit, disabled=self.disabled,
+        )  # fmt: skip
+        try:
+            report = check.run(env.setup)
+            if autofix and not report.passed:
+                report = check.autofix(report, env.setup)
+        finally:
+            if base is not None:
+                base.close()
+        return report
 
     def _emit(self, gate: QualityGateResult) -> None:
         if self.on_stage is not None:
             self.on_stage(gate)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A workspace set up for its stages: the setup gate and what the stages run with."""
+
+    setup: QualityGateResult
+    senv: StageEnv
+    specs: dict[str, list[StageSpec]]
+    flags: frozenset[str]
+    changed: list[str] | None
+
+
+def prepare(
+    repo: Path,
+    config: ValidationConfig,
+    *,
+    data_dir: Path,
+    env: Mapping[str, str],
+    base_sha: str | None = None,
+    clock: Clock | None = None,
+    sandbox: Sandbox | None = None,
+) -> Prepared:
+    """The setup stage on its own (cached per dependency files), as the stages will use it.
+
+    Callable before an agent starts, so it works in the environment validation checks
+    with; a later `run_validation` finds the setup done. Setup never keeps a change to
+    a tracked file, and what it installs into the checkout is kept out of git.
+    """
+    repo, data_dir = repo.resolve(), data_dir.resolve()
+    # Detected on every check: a fix round may have added a dependency file.
+    profile = detect_profile(repo)
+    exclude(repo, LITTER)
+    changed = changed_files(repo, base_sha) if base_sha else None
+    specs = candidates(repo, config, profile)
+    # The first choice of each stage, and its last resort (the default) should it not run.
+    top = [s for c in specs.values() for s in dict.fromkeys([*c[:1], *c[-1:]])]
+    use_venv = config.setup is not None
+    senv = build_stage_env(repo, profile, data_dir, env, use_venv=use_venv, sandbox=sandbox)
+    plan = plan_setup(
+        senv,
+        config.setup,
+        top,
+        pre_commit=any(s.pre_commit for s in top),
+        installer=env.get(INSTALLER_VAR, ""),
+    )
+    guard = TreeGuard(repo)
+    before = guard.snapshot()
+    outcome = run_setup(senv, plan, timeout=config.timeout_seconds, clock=clock or SystemClock())
+    settled = guard.settle(before, setup=True)
+    setup = _setup_gate(outcome.gate, settled.restored, changed, profile.lockfiles)
+    senv = build_stage_env(
+        repo, profile, data_dir, env, use_venv=use_venv, from_root=outcome.from_root,
+        sandbox=sandbox,
+    )  # fmt: skip
+    return Prepared(setup=setup, senv=senv, specs=specs, flags=outcome.flags, changed=changed)
+
+
+def _setup_gate(
+    gate: QualityGateResult,
+    restored: list[str],
+    changed: list[str] | None,
+    lockfiles: tuple[str, ...],
+) -> QualityGateResult:
+    """The setup gate with what it tried to change, and a failure the change did not cause."""
+    notes = [gate.warning] if gate.warning else []
+    if restored:
+        notes.append(f"setup modified tracked files, restored: {', '.join(restored[:10])}")
+    status = gate.status
+    if status == "failed" and changed is not None and not _touches(changed, lockfiles):
+        status = "preexisting"
+        notes.append(
+            "setup fails with the base commit's dependency files too (this change does not"
+            " touch them): an environment problem of the repository; running what can run"
+        )
+    return gate.model_copy(
+        update={"status": status, "warning": "; ".join(notes), "restored_files": restored}
+    )
+
+
+def _touches(changed: list[str], lockfiles: tuple[str, ...]) -> bool:
+    """True if the change edits a dependency file."""
+    return any(Path(f).match(g) for f in changed for g in lockfiles)
 
 
 def resolve_base(repo: Path, ref: str) -> str | None:

@@ -1,8 +1,11 @@
-"""Language profiles: which commands validate a repository, detected from its files (pure reads).
+"""Language profiles: the default stage commands, detected from the repository's files.
 
-A profile is data: a default command per stage (None when the language or the repo has
-none, with the reason in `notes`), the fixers `--fix` may run, the test output parser,
-and the dependency files whose content decides whether `setup` must run again.
+The last resort after the repository's own commands (pre-commit, tox, Makefile, CI…).
+Defaults check only what the change touched where a tool can take files (formatters,
+linters), ask for machine-readable output where tools have it, and are used only where
+the repository adopted the tool: formatting is enforced only with a formatter's config,
+Python lint without a ruff config is ruff's default rule set (pyflakes-class bugs),
+mypy only where it is configured. Pure reads.
 """
 
 from __future__ import annotations
@@ -10,37 +13,28 @@ from __future__ import annotations
 import configparser
 import json
 import re
-import shlex
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.validation.parsers import infer_runner
+from bot.validation.envs import pre_commit_pins
+from bot.validation.sources import package_scripts
+from bot.validation.stage import FILES, STAGES, StageSpec
 
-STAGES = ("format", "lint", "typecheck", "test")
-
-PYTHON_TOOLS = ("ruff", "mypy", "pytest")
-_EXTRA_NAMES = ("test", "tests", "testing", "dev", "develop", "development")
-_MYPY_FILES = ("mypy.ini", ".mypy.ini")
+PY = (".py", ".pyi")
+JS = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".vue", ".svelte")
+PRETTIER = (*JS, ".json", ".css", ".scss", ".less", ".md", ".yaml", ".yml", ".html", ".graphql")
 
 
 @dataclass(frozen=True)
 class Profile:
-    """How to set up and check one kind of repository."""
+    """How to check one kind of repository when it says nothing itself."""
 
     name: str
-    markers: tuple[str, ...]
-    setup: str | None
-    format: str | None
-    format_fix: str | None
-    lint: str | None
-    lint_fix: str | None
-    typecheck: str | None
-    test: str | None
-    parser: str
-    notes: tuple[tuple[str, str], ...] = ()
-    """(stage, why the profile has no command for it), shown when that stage is skipped."""
+    defaults: dict[str, StageSpec] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+    """stage -> why the profile has no default for it."""
     lockfiles: tuple[str, ...] = ()
     """Glob patterns of the files whose content keys the once-per-workspace setup."""
     venv: bool = False
@@ -48,24 +42,15 @@ class Profile:
     bin_dirs: tuple[str, ...] = ()
     """Repo-relative directories put first on PATH (node_modules/.bin)."""
 
-    def command(self, stage: str) -> str | None:
-        """The default command of a stage (setup, format, lint, typecheck, test)."""
-        value: str | None = getattr(self, stage)
-        return value
-
-    def fixer(self, stage: str) -> str | None:
-        """The auto-fix command of a stage, if it has one."""
-        return {"format": self.format_fix, "lint": self.lint_fix}.get(stage)
-
     def note(self, stage: str) -> str:
         """Why the profile has no command for `stage`."""
-        return dict(self.notes).get(stage, f"the {self.name} profile has no {stage} command")
+        return self.notes.get(stage, f"the {self.name} profile has no {stage} command")
 
 
 def detect_profile(repo: Path) -> Profile:
     """The profile of the repository at `repo`: rust, go, python, typescript, javascript, ruby."""
     if (repo / "Cargo.toml").is_file():
-        return _rust()
+        return _rust(repo)
     if (repo / "go.mod").is_file():
         return _go()
     if any((repo / f).is_file() for f in ("pyproject.toml", "setup.py", "setup.cfg")):
@@ -77,88 +62,26 @@ def detect_profile(repo: Path) -> Profile:
     if any(repo.glob("*requirements*.txt")):
         return _python(repo)
     note = "no language profile detected; set the stage in .github/agentbot.yml"
-    return Profile(
-        name="unknown",
-        markers=(),
-        setup=None,
-        format=None,
-        format_fix=None,
-        lint=None,
-        lint_fix=None,
-        typecheck=None,
-        test=None,
-        parser="auto",
-        notes=tuple((s, note) for s in ("setup", *STAGES)),
-    )
+    return Profile(name="unknown", notes={s: note for s in ("setup", *STAGES)})
+
+
+def _spec(stage: str, command: str, **kw: Any) -> StageSpec:
+    return StageSpec(stage=stage, command=command, source="default", **kw)
 
 
 # --- python ----------------------------------------------------------------------------------
 
 
-def _python(repo: Path) -> Profile:
-    pyproject = _toml(repo / "pyproject.toml")
-    project = pyproject.get("project", {})
-    has_build = bool(project or pyproject.get("build-system")) or any(
-        (repo / f).is_file() for f in ("setup.py", "setup.cfg")
-    )
-    extras = _python_extras(repo, pyproject)
-    groups = pyproject.get("dependency-groups", {})
-    # Dependency groups (PEP 735) go in as plain requirements: older pips lack --group.
-    group_reqs = [r for name in _EXTRA_NAMES for r in groups.get(name, []) if isinstance(r, str)]
-    req_files = sorted(p.name for p in repo.glob("*requirements*.txt"))
-    declared = " ".join(
-        [*project.get("dependencies", []), *group_reqs]
-        + [r for name in extras for r in project.get("optional-dependencies", {}).get(name, [])]
-        + [(repo / f).read_text(encoding="utf-8", errors="replace") for f in req_files]
-        + [_setup_cfg_text(repo)]
-    )
-    mypy = _mypy_configured(repo, pyproject)
-    # A repo that never adopted ruff would fail (or, with --fix, be reformatted wholesale):
-    # ruff runs only where the repo configures it or depends on it.
-    ruff = _ruff_configured(repo, pyproject) or _declares(declared, "ruff")
-    wanted = [
-        t for t in PYTHON_TOOLS if (t != "mypy" or mypy is not None) and (t != "ruff" or ruff)
-    ]
-    tools = [t for t in wanted if not _declares(declared, t)]
-
-    args = ["python", "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "-q"]
-    if has_build:
-        args += ["-e", f".[{','.join(extras)}]" if extras else "."]
-    for f in req_files:
-        args += ["-r", f]
-    args += group_reqs + tools
-    notes = []
-    if mypy is None:
-        notes.append(("typecheck", "mypy is not configured in this repo ([tool.mypy] or mypy.ini)"))
-    if not ruff:
-        why = "ruff is not configured in this repo ([tool.ruff] or ruff.toml)"
-        notes += [("format", why), ("lint", why)]
-    return Profile(
-        name="python",
-        markers=("pyproject.toml", "setup.py", "setup.cfg", "requirements*.txt"),
-        setup=shlex.join(args),
-        format="ruff format --check ." if ruff else None,
-        format_fix="ruff format ." if ruff else None,
-        lint="ruff check ." if ruff else None,
-        lint_fix="ruff check --fix ." if ruff else None,
-        typecheck=mypy,
-        # The cache plugin would write .pytest_cache into the workspace; we want it untouched.
-        test="pytest -q -p no:cacheprovider",
-        parser="pytest",
-        notes=tuple(notes),
-        lockfiles=("pyproject.toml", "setup.py", "setup.cfg", "*requirements*.txt"),
-        venv=True,
-    )
-
-
-def _toml(path: Path) -> dict[str, Any]:
+def toml(path: Path) -> dict[str, Any]:
+    """A TOML file's table, {} if missing or invalid."""
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError):
         return {}
 
 
-def _setup_cfg(repo: Path) -> configparser.ConfigParser:
+def setup_cfg(repo: Path) -> configparser.ConfigParser:
+    """setup.cfg parsed (empty if missing or invalid)."""
     cfg = configparser.ConfigParser(interpolation=None)
     try:
         cfg.read(repo / "setup.cfg", encoding="utf-8")
@@ -167,60 +90,111 @@ def _setup_cfg(repo: Path) -> configparser.ConfigParser:
     return cfg
 
 
-def _setup_cfg_text(repo: Path) -> str:
-    cfg = _setup_cfg(repo)
-    return " ".join(v for s in cfg.sections() for v in cfg[s].values())
+def python_formatter(repo: Path, pyproject: dict[str, Any], declared: str) -> str | None:
+    """The formatter the repo adopted: `black` or `ruff`, else None."""
+    tool = pyproject.get("tool", {})
+    pins = pre_commit_pins(repo)
+    if "black" in tool or "black" in pins or declares(declared, "black"):
+        return "black"
+    ruff_format = "format" in tool.get("ruff", {}) or "format" in toml(repo / "ruff.toml")
+    precommit = repo / ".pre-commit-config.yaml"
+    hooks = precommit.read_text(errors="replace") if precommit.is_file() else ""
+    return "ruff" if ruff_format or "ruff-format" in hooks else None
 
 
-def _python_extras(repo: Path, pyproject: dict[str, Any]) -> list[str]:
-    declared = set(pyproject.get("project", {}).get("optional-dependencies", {}))
-    cfg = _setup_cfg(repo)
-    if cfg.has_section("options.extras_require"):
-        declared |= set(cfg["options.extras_require"])
-    return [name for name in _EXTRA_NAMES if name in declared]
+def mypy_configured(repo: Path, pyproject: dict[str, Any]) -> bool:
+    """True when the repo configures mypy ([tool.mypy], mypy.ini, setup.cfg [mypy])."""
+    if "mypy" in pyproject.get("tool", {}):
+        return True
+    if any((repo / n).is_file() for n in ("mypy.ini", ".mypy.ini")):
+        return True
+    return setup_cfg(repo).has_section("mypy")
 
 
-def _declares(requirements: str, name: str) -> bool:
-    """True if a requirement list names the package `name` (any version, extras, markers)."""
-    return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", requirements, re.I) is not None
+def _mypy_command(repo: Path, pyproject: dict[str, Any]) -> str:
+    """`mypy` where the config names its files, else the package folder (src/ or .)."""
+    conf = pyproject.get("tool", {}).get("mypy", {})
+    cfg = setup_cfg(repo)
+    texts = [(repo / n).read_text(errors="replace") for n in ("mypy.ini", ".mypy.ini")
+             if (repo / n).is_file()]  # fmt: skip
+    if conf.get("files") or cfg.has_option("mypy", "files"):
+        return "mypy"
+    if any(re.search(r"^files\s*=", t, re.M) for t in texts):
+        return "mypy"
+    return "mypy src" if (repo / "src").is_dir() else "mypy ."
 
 
-def _ruff_configured(repo: Path, pyproject: dict[str, Any]) -> bool:
-    """True when the repo has a ruff configuration."""
+BUG_RULES = "E4,E7,E9,F"
+
+
+def ruff_configured(repo: Path, pyproject: dict[str, Any]) -> bool:
+    """True when the repo has a ruff configuration (pyproject, ruff.toml, .ruff.toml)."""
     return "ruff" in pyproject.get("tool", {}) or any(
         (repo / f).is_file() for f in ("ruff.toml", ".ruff.toml")
     )
 
 
-def _mypy_configured(repo: Path, pyproject: dict[str, Any]) -> str | None:
-    """The mypy command if the repo configures mypy; with `files` set, mypy takes no path."""
-    conf = pyproject.get("tool", {}).get("mypy")
-    if conf is not None:
-        return "mypy" if conf.get("files") else "mypy ."
-    for name in _MYPY_FILES:
-        path = repo / name
-        if path.is_file():
-            return "mypy" if re.search(r"^files\s*=", path.read_text(), re.M) else "mypy ."
-    cfg = _setup_cfg(repo)
-    if cfg.has_section("mypy"):
-        return "mypy" if cfg.has_option("mypy", "files") else "mypy ."
-    return None
+def declares(requirements: str, name: str) -> bool:
+    """True if a requirement list names the package `name` (any version, extras, markers)."""
+    return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", requirements, re.I) is not None
+
+
+def _python(repo: Path) -> Profile:
+    from bot.validation.pyenv import declared_text  # one reader of the declared dependencies
+
+    pyproject = toml(repo / "pyproject.toml")
+    declared = declared_text(repo, pyproject)
+    defaults: dict[str, StageSpec] = {}
+    notes: dict[str, str] = {}
+    formatter = python_formatter(repo, pyproject, declared)
+    if formatter == "black":
+        defaults["format"] = _spec("format", "black --check .", scoped=f"black --check {FILES}",
+                                   fix=f"black -q {FILES}", suffixes=PY)  # fmt: skip
+    elif formatter == "ruff":
+        fmt = "ruff format --force-exclude"
+        defaults["format"] = _spec(
+            "format",
+            "ruff format --check .",
+            suffixes=PY,
+            scoped=f"{fmt} --check {FILES}",
+            fix=f"{fmt} -q {FILES}",
+        )
+    else:
+        notes["format"] = "no formatter adopted by this repo (black, or ruff format configured)"
+    # Without a ruff config, ruff's classic default rules, named so a newer ruff's wider
+    # defaults cannot creep in: pyflakes-class bugs and syntax-level errors only.
+    lint = "ruff check --no-fix --output-format json"
+    if not ruff_configured(repo, pyproject):
+        lint += f" --select {BUG_RULES}"
+    defaults["lint"] = _spec(
+        "lint", f"{lint} .", scoped=f"{lint} --force-exclude {FILES}", suffixes=PY,
+        fix=f"ruff check -q --fix --no-unsafe-fixes --force-exclude {FILES}",
+    )  # fmt: skip
+    if mypy_configured(repo, pyproject):
+        defaults["typecheck"] = _spec("typecheck", _mypy_command(repo, pyproject))
+    else:
+        notes["typecheck"] = "mypy is not configured in this repo ([tool.mypy] or mypy.ini)"
+    # The cache plugin would write .pytest_cache into the workspace; we want it untouched.
+    defaults["test"] = _spec("test", "pytest -q -p no:cacheprovider", runner="pytest")
+    return Profile(
+        name="python",
+        defaults=defaults,
+        notes=notes,
+        lockfiles=("pyproject.toml", "setup.py", "setup.cfg", "*requirements*.txt",
+                   "requirements/*.txt", "uv.lock", "poetry.lock", "tox.ini", "noxfile.py",
+                   ".pre-commit-config.yaml"),
+        venv=True,
+    )  # fmt: skip
 
 
 # --- javascript / typescript -------------------------------------------------------------------
 
-_ESLINT_CONFIGS = (
-    "eslint.config.js",
-    "eslint.config.mjs",
-    "eslint.config.cjs",
-    "eslint.config.ts",
-    ".eslintrc",
-    ".eslintrc.js",
-    ".eslintrc.cjs",
-    ".eslintrc.json",
-    ".eslintrc.yml",
-    ".eslintrc.yaml",
-)
+_ESLINT = ("eslint.config.js", "eslint.config.mjs", "eslint.config.cjs", "eslint.config.ts",
+           ".eslintrc", ".eslintrc.js", ".eslintrc.cjs", ".eslintrc.json", ".eslintrc.yml",
+           ".eslintrc.yaml")  # fmt: skip
+_PRETTIER = (".prettierrc", ".prettierrc.json", ".prettierrc.yml", ".prettierrc.yaml",
+             ".prettierrc.js", ".prettierrc.cjs", ".prettierrc.mjs", ".prettierrc.toml",
+             "prettier.config.js", "prettier.config.cjs", "prettier.config.mjs")  # fmt: skip
 
 
 def _javascript(repo: Path) -> Profile:
@@ -229,93 +203,102 @@ def _javascript(repo: Path) -> Profile:
     except (OSError, ValueError):
         pkg = {}
     pkg = pkg if isinstance(pkg, dict) else {}
+    dev = {**(pkg.get("dependencies") or {}), **(pkg.get("devDependencies") or {})}
     ts = (repo / "tsconfig.json").is_file()
-    script = str((pkg.get("scripts") or {}).get("test", ""))
-    locked = any((repo / f).is_file() for f in ("package-lock.json", "npm-shrinkwrap.json"))
-    eslint = "eslintConfig" in pkg or any((repo / f).is_file() for f in _ESLINT_CONFIGS)
-    notes = []
-    if not eslint:
-        notes.append(("lint", "no eslint configuration in this repo"))
-    if not ts:
-        notes.append(("typecheck", "JavaScript has no typecheck (no tsconfig.json)"))
+    defaults: dict[str, StageSpec] = {}
+    notes: dict[str, str] = {}
+    if "prettier" in pkg or "prettier" in dev or any((repo / f).is_file() for f in _PRETTIER):
+        defaults["format"] = _spec(
+            "format", "prettier --check .", scoped=f"prettier --check --ignore-unknown {FILES}",
+            fix=f"prettier --write --ignore-unknown --log-level warn {FILES}", suffixes=PRETTIER,
+        )  # fmt: skip
+    else:
+        notes["format"] = "no formatter adopted by this repo (prettier)"
+    if "eslintConfig" in pkg or any((repo / f).is_file() for f in _ESLINT):
+        defaults["lint"] = _spec("lint", "eslint -f json .", scoped=f"eslint -f json {FILES}",
+                                 fix=f"eslint --fix {FILES}", suffixes=JS)  # fmt: skip
+    else:
+        notes["lint"] = "no eslint configuration in this repo"
+    if ts:
+        defaults["typecheck"] = _spec("typecheck", "tsc --noEmit")
+    else:
+        notes["typecheck"] = "JavaScript has no typecheck (no tsconfig.json)"
+    script = package_scripts(repo).get("test", "")
+    if script and "no test specified" not in script:
+        defaults["test"] = _spec("test", "npm test --ignore-scripts", tools=("npm",))
+    else:
+        notes["test"] = "package.json has no test script"
     return Profile(
         name="typescript" if ts else "javascript",
-        markers=("package.json", "tsconfig.json") if ts else ("package.json",),
-        # Without a lockfile, install must not write one into the workspace.
-        setup="npm ci --no-audit --no-fund"
-        if locked
-        else "npm install --no-audit --no-fund --no-package-lock",
-        format="prettier --check .",
-        format_fix="prettier --write .",
-        lint="eslint ." if eslint else None,
-        lint_fix="eslint --fix ." if eslint else None,
-        typecheck="tsc --noEmit" if ts else None,
-        # `npm test` runs the package.json script whatever the runner (jest, vitest, mocha…).
-        test="npm test",
-        parser=infer_runner(script, "auto"),
-        notes=tuple(notes),
-        lockfiles=("package.json", "package-lock.json", "npm-shrinkwrap.json"),
+        defaults=defaults,
+        notes=notes,
+        lockfiles=("package.json", "package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml",
+                   "yarn.lock", "bun.lockb"),
         bin_dirs=("node_modules/.bin",),
-    )
+    )  # fmt: skip
 
 
 # --- go, rust, ruby ----------------------------------------------------------------------------
 
 
 def _go() -> Profile:
+    # gofmt -l exits 0 even when it lists files: any output (files or errors) fails.
+    listing = " 2>&1 | awk '{print} END {exit (NR > 0)}'"
     return Profile(
         name="go",
-        markers=("go.mod",),
-        setup="go mod download",
-        # gofmt -l exits 0 even when it lists files: any output (files or errors) fails.
-        format="gofmt -l . 2>&1 | awk '{print} END {exit (NR > 0)}'",
-        format_fix="gofmt -w .",
-        lint="go vet ./...",
-        lint_fix=None,
-        typecheck="go build ./...",
-        # -v prints a line per test, so passes are counted too.
-        test="go test -v ./...",
-        parser="go",
+        defaults={
+            "format": _spec("format", f"gofmt -l .{listing}", scoped=f"gofmt -l {FILES}{listing}",
+                            fix=f"gofmt -w {FILES}", suffixes=(".go",), tools=("gofmt",)),
+            "lint": _spec("lint", "go vet ./..."),
+            "typecheck": _spec("typecheck", "go build ./..."),
+            # -v prints a line per test, so passes are counted too.
+            "test": _spec("test", "go test -v ./...", runner="go"),
+        },
         lockfiles=("go.mod", "go.sum"),
-    )
+    )  # fmt: skip
 
 
-def _rust() -> Profile:
+def rust_targets(repo: Path) -> tuple[str, str]:
+    """The cargo target flags that build on stable, and why some were left out."""
+    nightly = {
+        kind for kind in ("benches", "examples", "tests")
+        if any("#![feature" in p.read_text(errors="replace") for p in (repo / kind).rglob("*.rs"))
+    }  # fmt: skip
+    if not nightly:
+        return "--all-targets", ""
+    flags = ["--lib", "--bins"] + [f"--{k}" for k in ("tests", "examples") if k not in nightly]
+    return " ".join(flags), f"{', '.join(sorted(nightly))} need nightly features: left out"
+
+
+def _rust(repo: Path) -> Profile:
+    targets, why = rust_targets(repo)
+    edition = str(toml(repo / "Cargo.toml").get("package", {}).get("edition", "2015"))
+    rustfmt = f"rustfmt --edition {edition}"
     return Profile(
         name="rust",
-        markers=("Cargo.toml",),
-        setup=None,
-        format="cargo fmt --check",
-        format_fix="cargo fmt",
-        lint="cargo clippy --all-targets -- -D warnings",
-        lint_fix=None,
-        typecheck="cargo check --all-targets",
-        # Every test binary runs even if one fails, so all failures are known (baseline).
-        test="cargo test --no-fail-fast",
-        parser="cargo",
-        notes=(("setup", "cargo fetches what Cargo.lock names when it builds"),),
+        defaults={
+            "format": _spec("format", "cargo fmt --check", scoped=f"{rustfmt} --check {FILES}",
+                            fix=f"{rustfmt} {FILES}", suffixes=(".rs",), tools=("cargo",)),
+            # Without -D warnings every target is linted; the baseline decides what is new.
+            "lint": _spec("lint", f"cargo clippy {targets} --message-format=json", strict=True,
+                          tools=("cargo-clippy",), note=why),
+            "typecheck": _spec("typecheck", f"cargo check {targets} --message-format=short",
+                               note=why),
+            # Every test binary runs even if one fails, so all failures are known (baseline).
+            "test": _spec("test", "cargo test --no-fail-fast", runner="cargo"),
+        },
         lockfiles=("Cargo.toml", "Cargo.lock"),
-    )
+    )  # fmt: skip
 
 
 def _ruby(repo: Path) -> Profile:
-    bundler = (repo / "Gemfile").is_file()
-    run = "bundle exec " if bundler else ""
+    run = "bundle exec " if (repo / "Gemfile").is_file() else ""
     return Profile(
         name="ruby",
-        markers=("Gemfile", ".rspec", "*.gemspec"),
-        setup="bundle install" if bundler else None,
-        format=f"{run}rubocop",
-        format_fix=f"{run}rubocop -a",
-        lint=None,
-        lint_fix=None,
-        typecheck=None,
-        test=f"{run}rspec",
-        parser="rspec",
-        notes=(
-            ("setup", "no Gemfile: nothing to install"),
-            ("lint", "rubocop runs in the format stage"),
-            ("typecheck", "Ruby has no typecheck"),
-        ),
+        defaults={
+            "format": _spec("format", f"{run}rubocop", fix=None),
+            "test": _spec("test", f"{run}rspec", runner="rspec"),
+        },
+        notes={"lint": "rubocop runs in the format stage", "typecheck": "Ruby has no typecheck"},
         lockfiles=("Gemfile", "Gemfile.lock", "*.gemspec"),
     )

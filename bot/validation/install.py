@@ -1,0 +1,285 @@
+"""The setup stage: install what the stages need, once per workspace and dependency files.
+
+Callable on its own (`prepare`), so an agent can work in the environment validation
+will use. Installs are frozen where the repository has a lockfile (`uv sync --frozen`,
+`npm ci`, `pnpm install --frozen-lockfile`, `yarn install --immutable`); the tree guard
+around the stage undoes anything setup still changed in tracked files. Setup runs again
+only when the dependency files or the plan change (a marker under the data dir).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import re
+import shlex
+import shutil
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bot.clock import Clock
+from bot.models import CommandResult, QualityGateResult
+from bot.validation.changes import git, is_checkout
+from bot.validation.environment import StageEnv, workspace_key, write_atomic
+from bot.validation.profiles import Profile, toml
+from bot.validation.pyenv import PYTHON_TOOLS, Step, poetry_constraints, python_setup
+from bot.validation.runner import clip, run_command
+from bot.validation.stage import StageSpec
+
+INSTALLER_VAR = "AGENTBOT_INSTALLER"
+"""In the environment given to validation: `pip` forces pip for Python setup (uv otherwise)."""
+
+
+@dataclass(frozen=True)
+class SetupPlan:
+    """What setup will run, and what it can already tell."""
+
+    steps: list[Step] = field(default_factory=list)
+    source: str = "default"
+    notes: list[str] = field(default_factory=list)
+    why_none: str = ""
+
+
+@dataclass(frozen=True)
+class SetupOutcome:
+    """The setup gate and what later stages need to know about it."""
+
+    gate: QualityGateResult
+    flags: frozenset[str] = frozenset()
+    """Steps that succeeded as planned: `project` (installed), `pre-commit` (hooks ready)."""
+
+    @property
+    def from_root(self) -> bool:
+        """The Python project is not installed: stages import it from the checkout."""
+        return "fallback:project" in self.flags
+
+
+def find_uv(env: Mapping[str, str], installer: str = "") -> str | None:
+    """uv on the stages' PATH, else agentbot's own; None when the installer asked is pip."""
+    if installer.lower() == "pip":
+        return None
+    found = shutil.which("uv", path=env.get("PATH", ""))
+    if found:
+        return found
+    with contextlib.suppress(ImportError, FileNotFoundError):
+        import uv
+
+        return str(uv.find_uv_bin())
+    return None
+
+
+def plan_setup(
+    senv: StageEnv,
+    configured: str | None,
+    specs: Iterable[StageSpec],
+    *,
+    pre_commit: bool,
+    installer: str = "",
+) -> SetupPlan:
+    """The setup steps for this workspace: the configured command, or the profile's own."""
+    if configured is None:
+        return SetupPlan(source="agentbot.yml", why_none="disabled in config")
+    if configured != "default":
+        return SetupPlan(steps=[Step(configured)], source="agentbot.yml")
+    repo, profile = senv.repo, senv.profile
+    if profile.venv and senv.venv is not None:
+        return _python_plan(senv, list(specs), pre_commit=pre_commit, installer=installer)
+    if profile.name in ("javascript", "typescript"):
+        return SetupPlan(steps=[Step(_node_install(repo, senv.env))])
+    if profile.name == "rust":
+        # --locked only for a committed Cargo.lock (one cargo wrote earlier is ours, not theirs).
+        tracked = is_checkout(repo) and git(repo, "ls-files", "Cargo.lock", check=False).strip()
+        locked = " --locked" if tracked else ""
+        return SetupPlan(steps=[Step(f"cargo fetch{locked}")])
+    if profile.name == "go":
+        return SetupPlan(steps=[Step("go mod download")])
+    if profile.name == "ruby" and (repo / "Gemfile").is_file():
+        return SetupPlan(steps=[Step("bundle install")])
+    return SetupPlan(why_none=profile.note("setup"))
+
+
+def _python_plan(
+    senv: StageEnv, specs: list[StageSpec], *, pre_commit: bool, installer: str
+) -> SetupPlan:
+    assert senv.venv is not None
+    repo = senv.repo
+    pyproject = toml(repo / "pyproject.toml")
+    tools: list[str] = []
+    deps: list[str] = []
+    for spec in specs:
+        deps += spec.deps
+        if not spec.deps:
+            words = spec.tools or (spec.command.split()[:1])
+            tools += [
+                "pytest" if w == "py.test" else w for w in words if w in PYTHON_TOOLS | {"py.test"}
+            ]
+    if pre_commit:
+        tools.append("pre-commit")
+    constraints = None
+    if (repo / "poetry.lock").is_file():
+        constraints = senv.data_dir / "cache" / workspace_key(repo) / "poetry-constraints.txt"
+        write_atomic(constraints, poetry_constraints(repo))
+    uv = find_uv(senv.env, installer)
+    plan = python_setup(
+        repo,
+        pyproject,
+        venv=senv.venv,
+        python=sys.executable,
+        uv=uv,
+        tools=tools,
+        extra_requirements=deps,
+        constraints=constraints,
+        pre_commit=pre_commit,
+    )
+    notes = [] if uv else ["uv not found: installing with pip"]
+    if plan.unpinned:
+        notes.append(f"not pinned by the repo, latest used: {', '.join(plan.unpinned)}")
+    return SetupPlan(steps=plan.steps, notes=notes)
+
+
+def _node_install(repo: Path, env: Mapping[str, str]) -> str:
+    """The frozen install of the repo's package manager (no lockfile: npm, writing none)."""
+    try:
+        manager = str(json.loads((repo / "package.json").read_text()).get("packageManager", ""))
+    except (OSError, ValueError, AttributeError):
+        manager = ""
+    path = env.get("PATH", "")
+    if (repo / "pnpm-lock.yaml").is_file():
+        version = manager.split("@", 1)[1].split("+")[0] if manager.startswith("pnpm@") else ""
+        if not version:
+            head = (repo / "pnpm-lock.yaml").read_text(errors="replace")[:200]
+            lock = re.search(r"lockfileVersion: '?(\d+)", head)
+            version = {"5": "7", "6": "8"}.get(lock.group(1) if lock else "", "9")
+        pnpm = "pnpm" if shutil.which("pnpm", path=path) else f"npx --yes pnpm@{version}"
+        return f"{pnpm} install --frozen-lockfile"
+    if (repo / "yarn.lock").is_file():
+        berry = (repo / ".yarnrc.yml").is_file() or re.match(r"yarn@[2-9]", manager) is not None
+        yarn = (
+            "yarn"
+            if shutil.which("yarn", path=path)
+            else ("npx --yes -p @yarnpkg/cli-dist yarn" if berry else "npx --yes yarn@1")
+        )
+        return f"{yarn} install --immutable" if berry else f"{yarn} install --frozen-lockfile"
+    if (repo / "bun.lockb").is_file() or (repo / "bun.lock").is_file():
+        return "bun install --frozen-lockfile"
+    if any((repo / f).is_file() for f in ("package-lock.json", "npm-shrinkwrap.json")):
+        return "npm ci --no-audit --no-fund"
+    # Without a lockfile, install must not write one into the workspace.
+    return "npm install --no-audit --no-fund --no-package-lock"
+
+
+def fingerprint(repo: Path, profile: Profile, plan: SetupPlan) -> str:
+    """A hash of the plan and the dependency files it installs from."""
+    h = hashlib.sha256(profile.name.encode() + b"\0")
+    for step in plan.steps:
+        h.update(f"{step.command}\0{step.fallback}\0".encode())
+    files = sorted({p for pattern in profile.lockfiles for p in repo.glob(pattern) if p.is_file()})
+    for path in files:
+        h.update(str(path.relative_to(repo)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def run_setup(senv: StageEnv, plan: SetupPlan, *, timeout: float, clock: Clock) -> SetupOutcome:
+    """Run the plan unless this workspace is already set up for its dependency files."""
+    command = _display(" && ".join(s.command for s in plan.steps), senv)
+    if not plan.steps:
+        gate = QualityGateResult(
+            gate_name="setup", status="skipped", warning=plan.why_none, source=plan.source
+        )
+        return SetupOutcome(gate=gate)
+    marker = senv.data_dir / "setup" / f"{workspace_key(senv.repo)}.json"
+    stamp = fingerprint(senv.repo, senv.profile, plan)
+    venv_ok = senv.venv is None or (senv.venv / "bin" / "python").exists()
+    cached = _read_marker(marker)
+    if venv_ok and cached is not None and cached[0] == stamp:
+        warnings = ["already set up for these dependency files (cached)", *cached[2]]
+        gate = QualityGateResult(
+            gate_name="setup", status="skipped", warning="; ".join(warnings),
+            command=command, source=plan.source,
+        )  # fmt: skip
+        return SetupOutcome(gate=gate, flags=frozenset(cached[1]))
+    if senv.venv is not None:
+        senv.venv.parent.mkdir(parents=True, exist_ok=True)
+    results: list[CommandResult] = []
+    flags: set[str] = set()
+    warnings = list(plan.notes)
+    failed = timed_out = False
+    for step in plan.steps:
+        if step.flag == "venv" and venv_ok:
+            continue
+        result = _run(senv, step.command, timeout=timeout, clock=clock)
+        results.append(result)
+        if not result.success and step.fallback is not None and not result.timed_out:
+            result = _run(senv, step.fallback, timeout=timeout, clock=clock)
+            results.append(result)
+            if result.success:
+                warnings.append(step.warning)
+                flags.add(f"fallback:{step.flag}")
+                continue
+        if result.success:
+            flags.add(step.flag)
+        elif step.optional:
+            warnings.append(f"{step.warning}: {_last_line(result.output)}")
+        else:
+            failed, timed_out = True, result.timed_out
+            break
+    flags.discard("")
+    if not failed:
+        doc = {"workspace": str(senv.repo), "fingerprint": stamp, "command": command}
+        write_atomic(marker, json.dumps({**doc, "flags": sorted(flags), "warnings": warnings}))
+    status = "timed_out" if timed_out else "failed" if failed else "passed"
+    output = "\n".join(f"$ {shlex.join(r.command[2:])}\n{r.output}" for r in results)
+    merged = CommandResult(
+        command=["/bin/sh", "-c", command],
+        exit_code=results[-1].exit_code,
+        output=clip(output),
+        success=not failed,
+        duration_seconds=round(sum(r.duration_seconds for r in results), 3),
+        timed_out=timed_out,
+    )
+    gate = QualityGateResult(
+        gate_name="setup", status=status, command_result=merged, command=command,
+        source=plan.source, warning="; ".join(w for w in warnings if w),
+    )  # fmt: skip
+    return SetupOutcome(gate=gate, flags=frozenset(flags))
+
+
+def _run(senv: StageEnv, command: str, *, timeout: float, clock: Clock) -> CommandResult:
+    """One setup command, in the sandbox with the network setup (alone) gets."""
+    return run_command(
+        command, senv.repo, env=senv.env, timeout=timeout, clock=clock,
+        sandbox=senv.sandbox, writable=senv.writable, setup=True,
+    )  # fmt: skip
+
+
+def _display(command: str, senv: StageEnv) -> str:
+    """The setup command for people: the venv, agentbot's interpreter and uv by short names."""
+    if senv.venv is not None:
+        command = command.replace(shlex.quote(str(senv.venv)), "$VENV").replace(
+            str(senv.venv), "$VENV"
+        )
+    uv = find_uv({"PATH": ""})
+    for path, name in ((uv, "uv"), (sys.executable, "python")):
+        if path:
+            command = command.replace(shlex.quote(path), name).replace(path, name)
+    return command
+
+
+def _last_line(output: str) -> str:
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    return lines[-1][:200] if lines else "no output"
+
+
+def _read_marker(path: Path) -> tuple[str, list[str], list[str]] | None:
+    """(fingerprint, flags, warnings) of the last setup that succeeded here."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("fingerprint"), str):
+        return None
+    flags = [str(f) for f in data.get("flags", [])]
+    return data["fingerprint"], flags, [str(w) for w in data.get("warnings", [])]
