@@ -83,7 +83,12 @@ def plan_setup(
     if configured is None:
         return SetupPlan(source="agentbot.yml", why_none="disabled in config")
     if configured != "default":
-        return SetupPlan(steps=[Step(configured)], source="agentbot.yml")
+        steps = [Step(configured)]
+        if senv.venv is not None:
+            # A venv with pip in it: a configured command may well say `pip install …`.
+            venv = shlex.quote(str(senv.venv))
+            steps.insert(0, Step(f"{shlex.quote(sys.executable)} -m venv {venv}", flag="venv"))
+        return SetupPlan(steps=steps, source="agentbot.yml")
     repo, profile = senv.repo, senv.profile
     if profile.venv and senv.venv is not None:
         return _python_plan(senv, list(specs), pre_commit=pre_commit, installer=installer)
