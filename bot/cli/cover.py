@@ -7,18 +7,9 @@ from typing import Annotated
 
 import typer
 
-from bot.cli._common import (
-    build_env,
-    config_or_exit,
-    git_out,
-    print_result,
-    repo_from_origin,
-    settings_and_github,
-    usage_error,
-)
+from bot.cli._common import command_env, git_out, print_result, repo_from_origin, usage_error
 from bot.cli.app import app
 from bot.models import Job, JobKind
-from bot.workflows.cover import cover as run_cover
 
 
 @app.command()
@@ -58,17 +49,14 @@ def cover(
     git_out(repo_dir, "fetch", "--quiet", "origin", branch)
     if git_out(repo_dir, "rev-list", f"origin/{branch}..HEAD"):
         raise usage_error(f"branch {branch} has commits origin does not: push them first")
-    repo = github_repo or repo_from_origin(repo_dir)
-    settings, github = settings_and_github(repo)
-    default = github.default_branch(repo)
     if base is not None and base == branch:
-        raise usage_error(
-            f"--base {base} is the branch being covered; name the branch it grew from"
-        )
-    config = config_or_exit(github, repo, default)
-    env = build_env(settings, github, config, checkout=repo_dir, dry_run=dry_run)
+        raise usage_error(f"--base {base} is the branch to cover; name the branch it grew from")
+    repo = github_repo or repo_from_origin(repo_dir)
+    from bot.workflows.cover import cover as run  # loads only when it runs
+
+    env = command_env(repo, checkout=repo_dir, dry_run=dry_run)
     params: dict[str, object] = {"targets": list(targets or []), "force": force, "base": base or ""}
     job = Job(kind=JobKind.COVER, repo=repo, ref=branch, params=params)
-    result = run_cover(job, env)
+    result = run(job, env)
     print_result(result, as_json=as_json)
     raise typer.Exit(result.status.exit_code)

@@ -21,32 +21,33 @@ from bot.cover.coverage import changed_coverage
 from bot.cover.discovery import ChangedMethod, call_graph, red_new, select
 from bot.cover.table import MethodReport, cover_table, red_zone_message
 from bot.cover.waves import waves
-from bot.errors import AgentbotError, CoverStageError, GuardRefused
+from bot.errors import AgentbotError, CoverStageError
 from bot.git import Workspace
 from bot.models import Job, JobResult, JobStatus
 from bot.ports import JobEnv
 from bot.report import Step, StepState
-from bot.workflows.common import Progress, job_budget, open_workspace, same_repo_pull
 from bot.workflows.cover_context import CoverContext, open_context
 from bot.workflows.cover_repo import changed_methods, measure
 from bot.workflows.cover_result import items as result_items
 from bot.workflows.cover_result import squash
 from bot.workflows.cover_stages import MethodStages
+from bot.workflows.flow import Flow, Refused
+from bot.workflows.progress import Progress
+from bot.workflows.pulls import same_repo_pull
+from bot.workflows.workspace import open_workspace
 
 COMMAND = "/cover"
 
 
-class CoverRun:
+class CoverRun(Flow):
     """One /cover run on one branch."""
 
     def __init__(self, job: Job, env: JobEnv) -> None:
-        self.job, self.env, self.cfg = job, env, env.config
-        self.budget = job_budget(env, "test_writer")
+        super().__init__(job, env, "test_writer")
         self.reports: dict[str, MethodReport] = {}
         self.all_found: list[ChangedMethod] = []
         """Every changed method, before the job's targets narrow them."""
         self.progress: Progress | None = None
-        self.result = JobResult(job=job, status=JobStatus.FAILED, started_at=env.clock.now())
 
     def run(self) -> JobResult:
         """Resolve the branch, discover, then work the waves and commit the tests."""
@@ -55,7 +56,7 @@ class CoverRun:
         self.start_progress()
         ws = open_workspace(self.env, self.job.repo, f"cover-{branch.replace('/', '-')}")
         ws.fetch()
-        ws.git("checkout", "-B", branch, f"origin/{branch}")
+        ws.switch(branch, at=f"origin/{branch}")
         base = ws.git("merge-base", f"origin/{base_ref}", "HEAD").strip()
         methods = self.discover(ws, base)
         if not methods:
@@ -78,17 +79,15 @@ class CoverRun:
     def resolve(self) -> tuple[str, str, str]:
         """(branch, base branch, PR url): the PR's (same repo only), or the job's ref."""
         if self.job.number is not None:
-            pr = same_repo_pull(self.env, self.job.repo, self.job.number, COMMAND)
+            pr = same_repo_pull(self.gh, self.job.repo, self.job.number, COMMAND)
             return (
                 pr.head_ref,
-                pr.base_ref or self.env.github.default_branch(self.job.repo),
+                pr.base_ref or self.gh.default_branch(self.job.repo),
                 pr.html_url,
             )
         if not self.job.ref:
             raise AgentbotError("a cover job needs a pull request number or a branch")
-        base = str(self.job.params.get("base") or "") or self.env.github.default_branch(
-            self.job.repo
-        )
+        base = str(self.job.params.get("base") or "") or self.gh.default_branch(self.job.repo)
         return self.job.ref.removeprefix("refs/heads/"), base, ""
 
     def discover(self, ws: Workspace, base: str) -> list[ChangedMethod]:
@@ -172,8 +171,8 @@ class CoverRun:
         sha = squash(ws, start, [m.path for m in methods], covered, self.cfg.limits)
         if sha:
             self.step("Commit and push", "running")
-            if not self.env.dry_run:
-                ws.push(branch, force_with_lease=False)
+            # The PR's branch is not ours: the push is a plain fast-forward, never forced.
+            self.env.push(ws, branch)
         return sha
 
     def finish(self, ctx: CoverContext, failure: CoverStageError | None, sha: str) -> JobResult:
@@ -218,22 +217,10 @@ class CoverRun:
         """Finish the progress comment with `message` and return the result."""
         if self.progress is not None:
             self.progress.finish(message)
-        if self.env.dry_run:
-            self.env.echo(f"[dry-run] would comment:\n{message}")
-        return self.result.model_copy(
-            update={
-                "status": status,
-                "summary": summary or message,
-                "error": error,
-                "items": items or [],
-                "files_changed": [],
-                "usage": self.budget.usage,
-                "cost_usd": self.budget.cost_usd,
-                "turns": self.budget.turns,
-                "finished_at": self.env.clock.now(),
-                "root_cause": "",
-            }
+        self.result = self.result.model_copy(
+            update={"summary": summary or message, "items": items or []}
         )
+        return self.finished(status, error=error)
 
     # --- progress comment -----------------------------------------------------------------
 
@@ -246,13 +233,8 @@ class CoverRun:
             Step("Measure coverage before"),
             Step("Commit and push"),
         ]
-        self.progress = Progress(self.env, self.job.repo, self.job.number, "agentbot /cover", steps)
-        comments = (
-            []
-            if self.env.dry_run
-            else self.env.github.list_issue_comments(self.job.repo, self.job.number)
-        )
-        self.progress.start([(c.id, c.body, c.user) for c in comments])
+        self.progress = Progress(self.gh, self.job.repo, self.job.number, "agentbot /cover", steps)
+        self.progress.start(self.gh.list_issue_comments(self.job.repo, self.job.number))
 
     def step(self, title: str, state: StepState, detail: str = "") -> None:
         """Set a step of the progress comment."""
@@ -270,12 +252,10 @@ def cover(job: Job, env: JobEnv) -> JobResult:
     run = CoverRun(job, env)
     try:
         return run.run()
-    except GuardRefused as exc:
-        if job.number is not None and not env.dry_run:
+    except Refused as exc:
+        if job.number is not None:
             env.github.create_comment(job.repo, job.number, f"agentbot: {exc}")
-        return run.result.model_copy(
-            update={"status": JobStatus.NEUTRAL, "error": str(exc), "finished_at": env.clock.now()}
-        )
+        return run.neutral(str(exc))
     except AgentbotError as exc:
         return run.end(JobStatus.FAILED, f"**/cover failed:** {exc}", error=str(exc))
     except Exception as exc:

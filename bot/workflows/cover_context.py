@@ -7,7 +7,6 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.agent import run_agent
 from bot.cost import BudgetTracker
 from bot.cover.environment import ensure_coverage_py, prepare, stage_command
 from bot.cover.metadata import MetadataStore
@@ -15,9 +14,10 @@ from bot.cover.runners import PytestRunner, SuiteRunner, runner_for
 from bot.git import Workspace
 from bot.models import AgentResult
 from bot.ports import JobEnv
+from bot.report import TEST_PATH
 from bot.roles import Role
 from bot.session import Session
-from bot.workflows.common import TEST_PATH, repo_context, session_slug
+from bot.workflows.agents import open_session, run_role
 
 
 @dataclass
@@ -41,16 +41,8 @@ class CoverContext:
 
     def agent(self, role: Role, task: str) -> AgentResult:
         """Run `role` on `task` in the workspace, on the job's one budget."""
-        cfg = self.env.config
-        return run_agent(
-            role=role,
-            task=task,
-            workspace=self.ws.path,
-            llm=self.env.llm_factory(cfg.model_for(role.name.value)),
-            budget=self.budget,
-            clock=self.env.clock,
-            session=self.session,
-            context=repo_context(cfg),
+        return run_role(
+            self.env, role, task, self.ws.path, budget=self.budget, session=self.session
         )
 
     def warn(self, text: str) -> None:
@@ -122,9 +114,9 @@ def open_context(
         ws=ws,
         store=MetadataStore(env.data_dir, repo),
         budget=budget,
-        session=Session.create(env.data_dir, session_slug(repo, f"cover-{branch}"), env.clock),
+        session=open_session(env, repo, f"cover-{branch}"),
         runners=runners,
-        test_files=[p for p in ws.git("ls-files").splitlines() if TEST_PATH.search(p)],
+        test_files=[p for p in ws.tracked_files() if TEST_PATH.search(p)],
     )
     for runner in runners.values():
         if isinstance(runner, PytestRunner):

@@ -10,7 +10,8 @@ from bot.config import Limits
 from bot.cover.table import MethodReport
 from bot.errors import AgentbotError
 from bot.git import Workspace
-from bot.workflows.common import TEST_PATH, commit_scope, limit_violations, subject_line
+from bot.report import TEST_PATH, commit_scope, subject_line
+from bot.workflows.limits import limit_violations
 
 MAX_TEST_LINES = 1000
 """Changed test lines a push may hold (DESIGN §13's `max_changed_test_lines` default)."""
