@@ -38,6 +38,8 @@ class Method:
     testable: bool = True
     behaviors: list[str] = field(default_factory=lambda: ["returns the right value"])
     writer_status: str = "OK"
+    writer_done: bool = True
+    """The writer's own `gates.meets_definition_of_done`."""
 
 
 @dataclass
@@ -68,7 +70,10 @@ class CoverTeam:
         if turn == 1:
             command = f"cat >> {spec.test_file} <<'AGENTBOT_EOF'\n{spec.tests}AGENTBOT_EOF"
             return reply(tool_use("bash", {"command": command}))
-        return reply(finish(status=spec.writer_status, summary=f"wrote tests for {name}"))
+        gates = {"meets_definition_of_done": spec.writer_done and spec.writer_status == "OK"}
+        return reply(
+            finish(status=spec.writer_status, summary=f"wrote tests for {name}", gates=gates)
+        )
 
     def calls(self, name: str) -> int:
         """Requests made for one method, all roles."""

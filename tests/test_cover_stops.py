@@ -160,3 +160,18 @@ def test_a_dry_run_posts_nothing_and_prints_the_comment(tmp_path: Path) -> None:
         assert result.status == JobStatus.NEUTRAL
         assert w.gh.writes() == []
         assert any("red_zone_new_code" in line for line in w.echoed)
+
+
+def test_a_writer_that_says_its_work_is_not_done_fails_its_stage(tmp_path: Path) -> None:
+    tests = (
+        "\n\ndef test_triple() -> None:\n    from calc import triple\n\n    assert triple(2) == 6\n"
+    )
+    _, script = team({"triple": Method("tests/test_calc.py", tests, writer_done=False)})
+    with world(tmp_path, script, files=BASE) as w:
+        source = BASE["calc.py"] + "\n\ndef triple(x: int) -> int:\n    return x * 3\n"
+        push_files(w.remote, BRANCH, {"calc.py": source}, start="main")
+        number = w.gh.add_pull(REPO, head=BRANCH, user="alice").number
+        result = cover(_job(number), w.env(config()))
+        assert result.status == JobStatus.FAILED
+        assert result.error.startswith("test_writer failed for calc.py::triple: the agent reported")
+        assert "reviewer" not in result.items[0]["stages"]

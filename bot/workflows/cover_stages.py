@@ -27,6 +27,7 @@ from bot.models import AgentResult, AgentStatus
 from bot.report import TEST_PATH
 from bot.roles import cover_analyst, test_architect, test_writer
 from bot.roles.cover_brief import MethodBrief
+from bot.workflows.agents import unmet
 from bot.workflows.cover_context import CoverContext
 from bot.workflows.cover_review import review
 
@@ -184,7 +185,9 @@ class MethodStages:
             fixtures=plan.fixtures,
             behaviors=analysis.behaviors,
         )
-        self._agent("test_writer", lambda: self.ctx.agent(test_writer.ROLE, task))
+        res = self._agent("test_writer", lambda: self.ctx.agent(test_writer.ROLE, task))
+        if res.output is not None and (problem := unmet(res.output)):
+            raise self._fail("test_writer", problem)  # seed 004: OK with its own gate unmet
         changed = self.ctx.changed_paths()
         outside = [p for p in changed if not _is_test(p)]
         if outside:
