@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 from bot.config import RepoConfig
 from bot.models import Job, JobKind, JobStatus
+from bot.sandbox import SandboxPolicy, sandbox_status
 from bot.workflows.cover import cover
 from tests.cover_script import Method, team
 from tests.e2e import REPO, world
@@ -67,13 +69,24 @@ METHODS = {
 }
 
 
-def test_cover_writes_rspec_examples_that_kill_mutants(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sandboxed", [False, True], ids=["direct", "bwrap"])
+def test_cover_writes_rspec_examples_that_kill_mutants(tmp_path: Path, sandboxed: bool) -> None:
+    if sandboxed and not sandbox_status().ok:
+        pytest.skip(f"bubblewrap not usable: {sandbox_status().reason}")
     t, script = team(METHODS)
     with world(tmp_path, script, files=FILES) as w:
         push_files(w.remote, BRANCH, {"lib/calc.rb": HEAD}, start="main")
         number = w.gh.add_pull(REPO, head=BRANCH, user="alice").number
         job = Job(kind=JobKind.COVER, repo=REPO, number=number, actor="alice")
-        result = cover(job, w.env(RepoConfig()))
+        env = w.env(RepoConfig())
+        if sandboxed:
+            # The repository's specs, coverage and mutants run in the job's bubblewrap sandbox
+            # (the data dir hidden, the workspace writable), as the doors run every job.
+            data = tmp_path / "data"
+            with SandboxPolicy(root=data / "sandbox", hidden=(data,)).open("setup") as box:
+                result = cover(job, dataclasses.replace(env, sandbox=box))
+        else:
+            result = cover(job, env)
         assert result.status == JobStatus.SUCCESS, result.error
 
         new = commits(w.remote, BRANCH, base="main")

@@ -54,9 +54,9 @@ def cover(
     repo = github_repo or repo_from_origin(repo_dir)
     from bot.workflows.cover import cover as run  # loads only when it runs
 
-    env = command_env(repo, checkout=repo_dir, dry_run=dry_run)
     params: dict[str, object] = {"targets": list(targets or []), "force": force, "base": base or ""}
     job = Job(kind=JobKind.COVER, repo=repo, ref=branch, params=params)
-    result = run(job, env)
+    with command_env(repo, checkout=repo_dir, dry_run=dry_run) as env:  # the job's sandbox too
+        result = run(job, env)
     print_result(result, as_json=as_json)
     raise typer.Exit(result.status.exit_code)

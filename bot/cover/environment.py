@@ -16,6 +16,7 @@ from pathlib import Path
 from bot.clock import Clock
 from bot.config import ValidationConfig
 from bot.errors import AgentbotError
+from bot.sandbox import Sandbox
 from bot.validation.environment import StageEnv, build_stage_env, run_setup
 from bot.validation.profiles import detect_profile
 from bot.validation.runner import run_command
@@ -39,13 +40,17 @@ def prepare(
     data_dir: Path,
     clock: Clock,
     base_env: Mapping[str, str] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> StageEnv:
-    """Run the repository's setup (cached per workspace) and return the stage environment."""
+    """Run the repository's setup (cached per workspace) and return the stage environment.
+
+    With the job's `sandbox`, setup and every later run of the repository's code happen in it.
+    """
     profile = detect_profile(repo)
     setup, why = stage_command(config, "setup", repo)
     senv = build_stage_env(
         repo, profile, data_dir, os.environ if base_env is None else base_env,
-        use_venv=setup is not None,
+        use_venv=setup is not None, sandbox=sandbox,
     )  # fmt: skip
     result = run_setup(senv, setup, why_none=why, timeout=config.timeout_seconds, clock=clock)
     if result.status in ("failed", "timed_out"):
@@ -61,8 +66,9 @@ def ensure_coverage_py(senv: StageEnv, python: str, *, timeout: float, clock: Cl
     """Make `import coverage` work for `python`; "" when it does, else why it cannot."""
     py = shlex.quote(python)
     probe = run_command(
-        f'{py} -c "import coverage"', senv.repo, env=senv.env, timeout=60, clock=clock
-    )
+        f'{py} -c "import coverage"', senv.repo, env=senv.env, timeout=60, clock=clock,
+        sandbox=senv.sandbox, writable=senv.writable,
+    )  # fmt: skip
     if probe.success:
         return ""
     if senv.venv is None:
@@ -70,5 +76,6 @@ def ensure_coverage_py(senv: StageEnv, python: str, *, timeout: float, clock: Cl
     install = run_command(
         f"{py} -m pip install -q --disable-pip-version-check coverage",
         senv.repo, env=senv.env, timeout=timeout, clock=clock,
+        sandbox=senv.sandbox, writable=senv.writable, setup=True,  # setup's network, if any
     )  # fmt: skip
     return "" if install.success else "coverage.py could not be installed in the repository's venv"

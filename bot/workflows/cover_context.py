@@ -99,7 +99,9 @@ def open_context(
 ) -> CoverContext:
     """Set the repository up, pick a test runner per language, and open the run's session."""
     cfg = env.config
-    senv = prepare(ws.path, cfg.validation, data_dir=env.data_dir, clock=env.clock)
+    senv = prepare(
+        ws.path, cfg.validation, data_dir=env.data_dir, clock=env.clock, sandbox=env.sandbox
+    )
     test_cmd, _ = stage_command(cfg.validation, "test", ws.path)
     timeout = float(cfg.validation.timeout_seconds)
     runners: dict[str, SuiteRunner] = {}

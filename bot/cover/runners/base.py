@@ -77,7 +77,13 @@ class SuiteRunner:
         try:
             cmd = self.command(list(files), rel, list(coverage_of))
             done = run_command(
-                cmd, self.repo, env=self.senv.env, timeout=timeout or self.timeout, clock=self.clock
+                cmd,
+                self.repo,
+                env=self.senv.env,
+                timeout=timeout or self.timeout,
+                clock=self.clock,
+                sandbox=self.senv.sandbox,
+                writable=self.senv.writable,
             )
             try:
                 tests, cov = self.read(out, str(self.repo))
