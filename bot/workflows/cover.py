@@ -32,6 +32,7 @@ from bot.workflows.cover_result import items as result_items
 from bot.workflows.cover_result import squash
 from bot.workflows.cover_stages import MethodStages
 from bot.workflows.flow import Flow, Refused
+from bot.workflows.limits import push_guard
 from bot.workflows.progress import Progress
 from bot.workflows.pulls import same_repo_pull
 from bot.workflows.workspace import open_workspace
@@ -108,6 +109,8 @@ class CoverRun(Flow):
     def work(self, ws: Workspace, branch: str, methods: list[ChangedMethod]) -> JobResult:
         """Measure, work the waves, measure again, commit."""
         start = ws.head_sha()
+        # What leaves is judged from the PR's head: only our commit, never the PR's own code.
+        ws.push_guard = push_guard(start, self.cfg.limits)
         ctx = open_context(
             self.env, ws, self.job.repo, branch, {m.language for m in methods}, self.budget
         )
@@ -168,7 +171,7 @@ class CoverRun(Flow):
     def commit(self, ws: Workspace, branch: str, start: str, methods: list[ChangedMethod]) -> str:
         """Squash the methods' checkpoints into one `test(...)` commit and push it."""
         covered = [self.reports[m.id].qualname for m in methods if self.reports[m.id].tests]
-        sha = squash(ws, start, [m.path for m in methods], covered, self.cfg.limits)
+        sha = squash(ws, start, [m.path for m in methods], covered)
         if sha:
             self.step("Commit and push", "running")
             # The PR's branch is not ours: the push is a plain fast-forward, never forced.

@@ -13,8 +13,8 @@ from bot.cover.metadata import MetadataStore
 from bot.cover.runners import PytestRunner, SuiteRunner, runner_for
 from bot.git import Workspace
 from bot.models import AgentResult
+from bot.outbound.paths import TEST_PATH
 from bot.ports import JobEnv
-from bot.report import TEST_PATH
 from bot.roles import Role
 from bot.session import Session
 from bot.workflows.agents import open_session, run_role

@@ -8,7 +8,7 @@ from bot.cover.coverage import LineCoverage
 from bot.cover.discovery import ChangedMethod, SourcePair, changed_lines, discover
 from bot.cover.languages import language_for
 from bot.git import Workspace
-from bot.report import TEST_PATH
+from bot.outbound.paths import TEST_PATH
 from bot.workflows.cover_context import CoverContext
 
 

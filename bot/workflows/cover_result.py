@@ -6,22 +6,13 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from bot.config import Limits
 from bot.cover.table import MethodReport
 from bot.errors import AgentbotError
 from bot.git import Workspace
-from bot.report import TEST_PATH, commit_scope, subject_line
-from bot.workflows.limits import limit_violations
-
-MAX_TEST_LINES = 1000
-"""Changed test lines a push may hold (DESIGN §13's `max_changed_test_lines` default)."""
+from bot.outbound.paths import TEST_PATH
+from bot.report import commit_scope, subject_line
 
 BODY = "Tests written by agentbot /cover; each fails on a mutant of the method it covers."
-
-
-def test_limits(limits: Limits) -> Limits:
-    """The limits a tests-only change is judged by: the test-line cap, the protected paths."""
-    return limits.model_copy(update={"max_changed_lines": MAX_TEST_LINES})
 
 
 def commit_subject(paths: Sequence[str], covered: Sequence[str]) -> str:
@@ -31,10 +22,12 @@ def commit_subject(paths: Sequence[str], covered: Sequence[str]) -> str:
     return subject_line(f"{head}: cover {', '.join(covered)}")
 
 
-def squash(
-    ws: Workspace, start: str, paths: Sequence[str], covered: Sequence[str], limits: Limits
-) -> str:
-    """The methods' checkpoint commits as one commit on `start`; "" when there were none."""
+def squash(ws: Workspace, start: str, paths: Sequence[str], covered: Sequence[str]) -> str:
+    """The methods' checkpoint commits as one commit on `start`; "" when there were none.
+
+    Only test files may be in it; the push guard (bot.outbound) then judges it like any
+    push: `limits.max_changed_test_lines`, protected paths, file sizes, secrets.
+    """
     if ws.head_sha() == start:
         return ""
     ws.git("reset", "--soft", start)
@@ -42,9 +35,6 @@ def squash(
     outside = [p for p in staged if not TEST_PATH.search(p)]
     if outside:
         raise AgentbotError(f"refusing to commit non-test files: {', '.join(outside)}")
-    problems = limit_violations(ws, start, test_limits(limits))
-    if problems:
-        raise AgentbotError("the tests were not pushed: " + "; ".join(problems))
     return ws.commit(f"{commit_subject(paths, covered)}\n\n{BODY}", all=False)
 
 

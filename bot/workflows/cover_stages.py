@@ -24,7 +24,7 @@ from bot.cover.runners import SuiteRunner
 from bot.cover.table import MethodReport
 from bot.errors import AgentError, CoverStageError
 from bot.models import AgentResult, AgentStatus
-from bot.report import TEST_PATH
+from bot.outbound.paths import TEST_PATH
 from bot.roles import cover_analyst, test_architect, test_writer
 from bot.roles.cover_brief import MethodBrief
 from bot.workflows.agents import unmet
