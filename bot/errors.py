@@ -162,3 +162,16 @@ class OutboundRefused(AgentbotError):
             message += " (the limits are set in .github/agentbot.yml)"
         super().__init__(message)
         self.violations = violations
+
+
+class CoverStageError(AgentbotError):
+    """A /cover stage failed for one method; the pipeline stops there (seed 002 fail-fast)."""
+
+    def __init__(self, stage: str, method: str, reason: str) -> None:
+        super().__init__(
+            f"{stage} failed for {method}: {reason}. Fix the cause and comment /cover again:"
+            " finished stages are cached"
+        )
+        self.stage = stage
+        self.method = method
+        self.reason = reason

@@ -7,9 +7,9 @@ from collections.abc import Generator
 
 import pytest
 
-# .ci/run installs chromium and bubblewrap and starts PostgreSQL; a skip there would hide a
-# broken setup.
-_SERVICES = ("chromium", "postgresql", "bubblewrap")
+# .ci/run installs chromium, bubblewrap and rspec and starts PostgreSQL; a skip there would
+# hide a broken setup.
+_SERVICES = ("chromium", "postgresql", "bubblewrap", "rspec")
 
 
 @pytest.hookimpl(hookwrapper=True)

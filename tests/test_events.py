@@ -271,6 +271,14 @@ def test_cover_command_on_pull_request() -> None:
     got = job(decide("issue_comment", comment("/cover", on_pr=True), DEFAULT))
     assert got.kind is JobKind.COVER
     assert got.number == 1
+    assert got.params["targets"] == [] and got.params["force"] is False
+
+
+def test_cover_takes_targets_and_force() -> None:
+    body = "/cover src/calc.py `Shop.total` --force\nthanks!"
+    got = job(decide_with("issue_comment", comment(body, on_pr=True), DEFAULT, kinds=BUILT))
+    assert got.params["targets"] == ["src/calc.py", "Shop.total"]
+    assert got.params["force"] is True
 
 
 @pytest.mark.parametrize(
@@ -784,7 +792,16 @@ def test_every_routed_kind_has_a_handler() -> None:
         for event, payload in triggers
         if isinstance(got := decide_with(event, payload, DEFAULT, kinds=BUILT), Job)
     }
-    assert routed == set(HANDLERS) == {JobKind.FIX_ISSUE, JobKind.IMPLEMENT, JobKind.REFUEL}
+    assert (
+        routed
+        == set(HANDLERS)
+        == {
+            JobKind.FIX_ISSUE,
+            JobKind.IMPLEMENT,
+            JobKind.REFUEL,
+            JobKind.COVER,
+        }
+    )
     for kind in JobKind:
         assert (kind in HANDLERS) == (kind in routed), kind
 
@@ -792,14 +809,10 @@ def test_every_routed_kind_has_a_handler() -> None:
 def test_unbuilt_triggers_are_not_routed_nor_offered() -> None:
     tdd = ignored(decide_with("issues", labeled("agent-tdd"), DEFAULT, kinds=BUILT))
     assert "not an agentbot label" in tdd.reason and "TDD" not in tdd.reason
-    cover = ignored(
-        decide_with("issue_comment", comment("/cover", on_pr=True), DEFAULT, kinds=BUILT)
-    )
-    assert "not an agentbot command" in cover.reason and cover.reply == ""
     fix_on_pr = ignored(
         decide_with("issue_comment", comment("/fix", on_pr=True), DEFAULT, kinds=BUILT)
     )
-    assert "/implement" in fix_on_pr.reply and "/cover" not in fix_on_pr.reply
+    assert "/implement" in fix_on_pr.reply and "/cover" in fix_on_pr.reply
     dispatched = example("workflow_dispatch")
     dispatched["inputs"] = {"kind": "tdd", "number": "1"}
     ignored(decide_with("workflow_dispatch", dispatched, DEFAULT, kinds=BUILT), "cannot run tdd")
@@ -814,7 +827,7 @@ def test_a_command_needs_a_sigil() -> None:
 def test_the_app_and_the_readme_offer_only_built_triggers() -> None:
     root = Path(__file__).resolve().parents[1]
     offered = (root / "app.yml").read_text() + (root / "README.md").read_text()
-    for unbuilt in ("/cover", "agent-tdd"):
+    for unbuilt in ("agent-tdd",):
         assert unbuilt not in offered, unbuilt
-    for built in ("/fix", "/implement", "agent-fix"):
+    for built in ("/fix", "/implement", "/cover", "agent-fix"):
         assert built in offered, built

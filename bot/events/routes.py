@@ -35,6 +35,7 @@ from bot.events.rules import (
 )
 from bot.events.triggers import (
     changed_tasks_md,
+    cover_args,
     dispatch_params,
     dispatched_job,
     implement_path,
@@ -156,6 +157,8 @@ def settle_comment(event: Envelope, ctx: Context) -> Job | Ignore:
             reply = f"`{command}`: {problem}. Name a tasks.md path relative to the repository root."
             return ignore(event, f"{command} on #{number}: {problem}", number=number, reply=reply)
         params["tasks_path"] = path
+    if name == "cover":
+        params.update(cover_args(rest))
     return job(event, ctx, COMMAND_KINDS[name], author.login, number=number, params=params)
 
 

@@ -63,6 +63,18 @@ def implement_path(rest: str) -> tuple[str, str]:
     return posixpath.normpath(path), ""
 
 
+def cover_args(rest: str) -> dict[str, Any]:
+    """`/cover [path/or/symbol …] [--force]` -> `{"targets": [...], "force": bool}`.
+
+    Targets only narrow which changed methods get tests (a path, folder, glob or method
+    name); `--force` (or `-f`) goes on past new red-zone methods.
+    """
+    words = [w.strip("`'\"") for w in rest.split()]
+    force = any(w in ("--force", "-f") for w in words)
+    targets = [w for w in words if w and w not in ("--force", "-f")]
+    return {"targets": targets, "force": force}
+
+
 def changed_tasks_md(commits: Sequence[Commit], head_commit: Commit | None) -> list[str]:
     """Paths named `tasks.md` (at any depth) that the push added or modified and left in place.
 

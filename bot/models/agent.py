@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -68,6 +68,8 @@ class AgentOutput(Model):
     """Why the bug happened (IssueFixer); rendered in the PR body."""
     question: str = ""
     """The question to ask the user when status is NEEDS_INFO."""
+    data: dict[str, Any] = Field(default_factory=dict)
+    """A role's structured result (seed 002's `data`); its prompt gives the shape."""
 
 
 class AgentRole(StrEnum):
@@ -80,6 +82,7 @@ class AgentRole(StrEnum):
     REFACTORER = "refactorer"
     SUPERVISOR = "supervisor"
     ANALYST = "analyst"
+    TEST_ARCHITECT = "test_architect"
     TEST_WRITER = "test_writer"
     REVIEWER = "reviewer"
 

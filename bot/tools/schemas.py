@@ -29,6 +29,7 @@ _FIELD_HELP = {
     "next": "What should happen next, and why.",
     "root_cause": "Why the problem happened (bug fixes): the cause, not the symptom.",
     "question": "With NEEDS_INFO: the one question the user must answer.",
+    "data": "Your role's structured result, in the shape your instructions give (else {}).",
 }
 
 

@@ -14,15 +14,17 @@ from types import MappingProxyType
 
 from bot.models import JobKind
 from bot.ports import Handler
+from bot.workflows.cover import cover
 from bot.workflows.fix_issue import fix_issue
 from bot.workflows.implement import implement
 from bot.workflows.refuel import refuel
 
 HANDLERS: Mapping[JobKind, Handler] = MappingProxyType(
     {
+        JobKind.COVER: cover,
         JobKind.FIX_ISSUE: fix_issue,
         JobKind.IMPLEMENT: implement,
         JobKind.REFUEL: refuel,
     }
 )
-"""Every built job kind and its workflow; TDD and COVER are not built yet."""
+"""Every built job kind and its workflow; TDD is not built yet."""

@@ -27,7 +27,7 @@ from bot.untrusted import fence
 from bot.workflows.agents import concerns, open_session, run_role, unmet
 from bot.workflows.flow import Flow, Refused
 from bot.workflows.limits import push_guard, refuse, worktree_problems
-from bot.workflows.pulls import publish_pull
+from bot.workflows.pulls import publish_pull, same_repo_pull
 from bot.workflows.tasks_file import find_tasks
 from bot.workflows.tasks_file import selection as tasks_selection
 from bot.workflows.validate import validate
@@ -93,13 +93,7 @@ class ImplementRun(Flow):
     def resolve_branch(self) -> tuple[str, int | None]:
         """The branch to work on: the PR's head (same repo only) or the pushed ref."""
         if self.job.number is not None:
-            pr = self.gh.get_pull(self.job.repo, self.job.number)
-            if pr.head_repo != self.job.repo:
-                raise Refused(
-                    f"`/implement` runs only on branches of {self.job.repo}; this pull request"
-                    f" comes from {pr.head_repo or 'a deleted fork'}, and agentbot does not push to"
-                    " forks or run their code with this repository's credentials."
-                )
+            pr = same_repo_pull(self.gh, self.job.repo, self.job.number, "/implement")
             return pr.head_ref, pr.number
         if not self.job.ref:
             raise AgentbotError("an implement job needs a pull request number or a branch")

@@ -7,9 +7,22 @@ from collections.abc import Sequence
 
 from bot.errors import GitHubError
 from bot.models.github import PullRequest
-from bot.ports import GitHubPort, JobEnv
+from bot.ports import GitHubPort, GitHubReads, JobEnv
+from bot.workflows.flow import Refused
 
 log = logging.getLogger("agentbot.job")
+
+
+def same_repo_pull(github: GitHubReads, repo: str, number: int, command: str) -> PullRequest:
+    """Pull request `number` if its branch is in `repo`; Refused for a fork's or a deleted one's."""
+    pr = github.get_pull(repo, number)
+    if pr.head_repo != repo:
+        raise Refused(
+            f"`{command}` runs only on branches of {repo}; this pull request"
+            f" comes from {pr.head_repo or 'a deleted fork'}, and agentbot does not push to"
+            " forks or run their code with this repository's credentials."
+        )
+    return pr
 
 
 def open_pull(github: GitHubPort, repo: str, branch: str) -> int | None:

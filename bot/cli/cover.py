@@ -1,0 +1,62 @@
+"""`agentbot cover`: tests for what the checkout's branch changed against a base (DESIGN §8.5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from bot.cli._common import command_env, git_out, print_result, repo_from_origin, usage_error
+from bot.cli.app import app
+from bot.models import Job, JobKind
+
+
+@app.command()
+def cover(
+    targets: Annotated[
+        list[str] | None,
+        typer.Argument(help="Only these files or methods."),
+    ] = None,
+    repo_dir: Annotated[
+        Path, typer.Option("--repo", help="The checkout (its branch is covered).")
+    ] = Path(),
+    base: Annotated[
+        str | None, typer.Option(help="Compare with this branch (default: the default branch).")
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Go on past new red-zone methods.")
+    ] = False,
+    github_repo: Annotated[
+        str | None,
+        typer.Option("--github-repo", help="OWNER/REPO (default: from the origin remote)."),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Commit locally; push and post nothing.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Write tests for the methods the branch added or changed; push them as one commit.
+
+    The branch must be pushed and the checkout clean: the run starts from the pushed branch.
+    """
+    repo_dir = repo_dir.resolve()
+    branch = git_out(repo_dir, "rev-parse", "--abbrev-ref", "HEAD")
+    if branch == "HEAD":
+        raise usage_error(f"{repo_dir} is not on a branch: check out the branch to cover")
+    if git_out(repo_dir, "status", "--porcelain"):
+        raise usage_error(f"{repo_dir} has uncommitted changes: commit and push them first")
+    git_out(repo_dir, "fetch", "--quiet", "origin", branch)
+    if git_out(repo_dir, "rev-list", f"origin/{branch}..HEAD"):
+        raise usage_error(f"branch {branch} has commits origin does not: push them first")
+    if base is not None and base == branch:
+        raise usage_error(f"--base {base} is the branch to cover; name the branch it grew from")
+    repo = github_repo or repo_from_origin(repo_dir)
+    from bot.workflows.cover import cover as run  # loads only when it runs
+
+    params: dict[str, object] = {"targets": list(targets or []), "force": force, "base": base or ""}
+    job = Job(kind=JobKind.COVER, repo=repo, ref=branch, params=params)
+    with command_env(repo, checkout=repo_dir, dry_run=dry_run) as env:  # the job's sandbox too
+        result = run(job, env)
+    print_result(result, as_json=as_json)
+    raise typer.Exit(result.status.exit_code)
