@@ -17,20 +17,10 @@ from bot.clock import Clock
 from bot.config import ValidationConfig
 from bot.errors import AgentbotError
 from bot.sandbox import Sandbox
-from bot.validation.environment import StageEnv, build_stage_env, run_setup
-from bot.validation.profiles import detect_profile
+from bot.validation import prepare as prepare_validation
+from bot.validation.discovery import choose
+from bot.validation.environment import StageEnv
 from bot.validation.runner import run_command
-
-
-def stage_command(config: ValidationConfig, stage: str, repo: Path) -> tuple[str | None, str]:
-    """A stage's command as validation resolves it (`default` = the language profile's)."""
-    value: str | None = getattr(config, stage)
-    if value is None:
-        return None, "disabled in config"
-    if value == "default":
-        profile = detect_profile(repo)
-        return profile.command(stage), profile.note(stage)
-    return value, ""
 
 
 def prepare(
@@ -41,25 +31,26 @@ def prepare(
     clock: Clock,
     base_env: Mapping[str, str] | None = None,
     sandbox: Sandbox | None = None,
-) -> StageEnv:
-    """Run the repository's setup (cached per workspace) and return the stage environment.
+) -> tuple[StageEnv, str | None]:
+    """Run the repository's setup (cached per workspace); its stage env and test command.
 
-    With the job's `sandbox`, setup and every later run of the repository's code happen in it.
+    The test command is the one validation would run (the repository's own first); None
+    when the test stage is disabled. With the job's `sandbox`, setup and every later run
+    of the repository's code happen in it.
     """
-    profile = detect_profile(repo)
-    setup, why = stage_command(config, "setup", repo)
-    senv = build_stage_env(
-        repo, profile, data_dir, os.environ if base_env is None else base_env,
-        use_venv=setup is not None, sandbox=sandbox,
-    )  # fmt: skip
-    result = run_setup(senv, setup, why_none=why, timeout=config.timeout_seconds, clock=clock)
-    if result.status in ("failed", "timed_out"):
-        tail = result.command_result.output[-2000:] if result.command_result else ""
+    env = os.environ if base_env is None else base_env
+    ready = prepare_validation(
+        repo, config, data_dir=data_dir, env=env, clock=clock, sandbox=sandbox
+    )
+    if ready.setup.status in ("failed", "timed_out"):
+        result = ready.setup.command_result
+        tail = result.output[-2000:] if result else ready.setup.warning
         raise AgentbotError(
-            f"setting up the repository failed (`{setup}`); fix its setup or set"
-            f" validation.setup in .github/agentbot.yml:\n{tail}"
+            "setting up the repository failed; fix its setup or set validation.setup in"
+            f" .github/agentbot.yml:\n{tail}"
         )
-    return senv
+    spec, _ = choose(ready.specs.get("test", []), ready.senv.env, repo, ready.flags)
+    return ready.senv, spec.command if spec is not None else None
 
 
 def ensure_coverage_py(senv: StageEnv, python: str, *, timeout: float, clock: Clock) -> str:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.cost import BudgetTracker
-from bot.cover.environment import ensure_coverage_py, prepare, stage_command
+from bot.cover.environment import ensure_coverage_py, prepare
 from bot.cover.metadata import MetadataStore
 from bot.cover.runners import PytestRunner, SuiteRunner, runner_for
 from bot.git import Workspace
@@ -99,10 +99,9 @@ def open_context(
 ) -> CoverContext:
     """Set the repository up, pick a test runner per language, and open the run's session."""
     cfg = env.config
-    senv = prepare(
+    senv, test_cmd = prepare(
         ws.path, cfg.validation, data_dir=env.data_dir, clock=env.clock, sandbox=env.sandbox
     )
-    test_cmd, _ = stage_command(cfg.validation, "test", ws.path)
     timeout = float(cfg.validation.timeout_seconds)
     runners: dict[str, SuiteRunner] = {}
     for lang in sorted(languages):
