@@ -2,6 +2,9 @@
 # The test command of the README: runs the whole suite; "no tests ran" is a failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# Some shells here set it and CI does not: bytecode caching changes what a rerun executes
+# (a same-second edit can run stale .pyc), so every run caches as CI does.
+unset PYTHONDONTWRITEBYTECODE
 python -m pytest "$@"
 rc=$?
 if [ "$rc" -eq 5 ]; then

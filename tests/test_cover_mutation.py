@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import pytest
 
 from bot.cover.languages import language_for
-from bot.cover.mutation import mutants
+from bot.cover.mutation import mutants, replace_source
 from bot.cover.prune import drop_tests
 from bot.cover.results import CaseResult
 
@@ -116,3 +122,28 @@ def test_ruby_implicit_return_gets_a_nil_mutant() -> None:
     found = mutants(src, _lang("c.rb"), 2, 4)
     assert [m.description for m in found] == ["line 3: add(x, x) -> nil"]
     assert found[0].apply(src) == b"class C\n  def double(x)\n    nil\n  end\nend\n"
+
+
+def test_a_restored_source_is_run_not_the_mutant_python_cached_in_the_same_second(
+    tmp_path: Path,
+) -> None:
+    # A same-size mutant written in the same second keeps cached bytecode valid (a .pyc
+    # checks the source's mtime in whole seconds and its size): the next run would test the
+    # previous version. The cache lives apart, as validation's PYTHONPYCACHEPREFIX puts it.
+    src = tmp_path / "calc.py"
+    original = b"def is_even(n):\n    return n % 2 == 0\n"
+    mutant = b"def is_even(n):\n    return n % 2 != 0\n"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
+    probe = [sys.executable, "-c", "import calc; print(calc.is_even(2))"]
+    src.write_bytes(original)
+    now = int(time.time())
+    os.utime(src, (now, now))
+    seen = []
+    for data in (original, mutant, original):
+        before = int(src.stat().st_mtime)
+        replace_source(src, data)
+        assert int(src.stat().st_mtime) != before
+        run = subprocess.run(probe, cwd=tmp_path, env=env, capture_output=True, text=True)
+        seen.append(run.stdout.strip())
+    assert seen == ["True", "False", "True"]

@@ -9,7 +9,10 @@ makes fail does not test that method, and is dropped.
 
 from __future__ import annotations
 
+import os
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import tree_sitter
 
@@ -175,3 +178,14 @@ def _mutate(node: tree_sitter.Node, lang: LanguageSpec) -> Mutant | None:
         original=_text(target),
         replacement=replacement,
     )
+
+
+def replace_source(path: Path, data: bytes) -> None:
+    """Write `data` to `path` with an mtime that no earlier version of the file had."""
+    before = path.stat().st_mtime if path.exists() else 0.0
+    path.write_bytes(data)
+    # A .pyc is valid while the source's mtime (whole seconds) and size match: a same-size
+    # mutant written within the second would run as the previous version, wherever the
+    # cache lives (PYTHONPYCACHEPREFIX), so the new version gets a later second.
+    stamp = max(time.time(), before + 1)
+    os.utime(path, (stamp, stamp))

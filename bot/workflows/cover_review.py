@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from bot.cover.discovery import ChangedMethod
 from bot.cover.languages import language_for
 from bot.cover.metadata import WrittenTests
-from bot.cover.mutation import mutants
+from bot.cover.mutation import mutants, replace_source
 from bot.cover.prune import drop_tests
 from bot.cover.results import CaseResult
 from bot.cover.runners import SuiteRunner
@@ -79,14 +79,14 @@ def _mutate(
     killed = 0
     try:
         for mutant in found:
-            source_path.write_bytes(mutant.apply(original))
+            replace_source(source_path, mutant.apply(original))
             got = runner.run(files, timeout=timeout)
             failed = {t.id for t in got.tests if not t.passed} & kills.keys()
             for test_id in failed:
                 kills[test_id] += 1
             killed += bool(failed or got.timed_out)
     finally:
-        source_path.write_bytes(original)
+        replace_source(source_path, original)
     if not found:
         ctx.warn(f"{method.id}: no mutant could be made; its tests are kept unproven")
     return kills, len(found), killed
