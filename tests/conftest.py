@@ -7,9 +7,9 @@ from collections.abc import Generator
 
 import pytest
 
-# .ci/run installs chromium, bubblewrap and rspec and starts PostgreSQL; a skip there would
-# hide a broken setup.
-_SERVICES = ("chromium", "postgresql", "bubblewrap", "rspec")
+# .ci/run installs chromium, bubblewrap, rspec and Go and starts PostgreSQL; a skip there
+# would hide a broken setup.
+_SERVICES = ("chromium", "postgresql", "bubblewrap", "rspec", "go toolchain", "needs go")
 
 
 @pytest.hookimpl(hookwrapper=True)
