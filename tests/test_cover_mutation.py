@@ -142,7 +142,7 @@ def test_a_restored_source_is_run_not_the_mutant_python_cached_in_the_same_secon
     seen = []
     for data in (original, mutant, original):
         before = int(src.stat().st_mtime)
-        replace_source(src, data)
+        replace_source(tmp_path, "calc.py", data)
         assert int(src.stat().st_mtime) != before
         run = subprocess.run(probe, cwd=tmp_path, env=env, capture_output=True, text=True)
         seen.append(run.stdout.strip())

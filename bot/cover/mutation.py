@@ -16,6 +16,7 @@ from pathlib import Path
 
 import tree_sitter
 
+from bot import treefs
 from bot.cover.languages import LanguageSpec
 from bot.cover.syntax import parse
 
@@ -180,12 +181,13 @@ def _mutate(node: tree_sitter.Node, lang: LanguageSpec) -> Mutant | None:
     )
 
 
-def replace_source(path: Path, data: bytes) -> None:
-    """Write `data` to `path` with an mtime that no earlier version of the file had."""
-    before = path.stat().st_mtime if path.exists() else 0.0
-    path.write_bytes(data)
+def replace_source(root: Path, rel: str, data: bytes) -> None:
+    """Write `data` to `rel` in `root` (never through a link) with an mtime it never had."""
+    path = root / rel
+    before = path.lstat().st_mtime if treefs.kind(root, rel) == "file" else 0.0
+    treefs.write_bytes(root, rel, data)
     # A .pyc is valid while the source's mtime (whole seconds) and size match: a same-size
     # mutant written within the second would run as the previous version, wherever the
     # cache lives (PYTHONPYCACHEPREFIX), so the new version gets a later second.
     stamp = max(time.time(), before + 1)
-    os.utime(path, (stamp, stamp))
+    os.utime(path, (stamp, stamp), follow_symlinks=False)

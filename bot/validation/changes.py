@@ -11,12 +11,11 @@ cache litter is excluded from the start, so it never lands in a commit.
 
 from __future__ import annotations
 
-import contextlib
-import shutil
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bot import treefs
 from bot.git import runner
 from bot.validation.compare import LineMap, parse_unified_zero
 
@@ -138,12 +137,16 @@ class TreeGuard:
         if not self.active:
             return settled
         after = self.status()
-        created: list[str] = []
+        created = [p for p, code in after.items() if p not in before.status and code == "??"]
+        if setup:
+            exclude(self.repo, sorted({f"/{self._top_new(p, before.status)}" for p in created}))
+        else:
+            # First, so that a link a stage put where a folder was is gone before restoring.
+            for path in created:
+                self._remove(path)
         for path in sorted(set(after) | set(before.status)):
             if path not in before.status:
-                if after[path] == "??":
-                    created.append(path)
-                else:  # a clean tracked file the stage modified or deleted
+                if after[path] != "??":  # a clean tracked file the stage modified or deleted
                     git(self.repo, "checkout", "-q", "--", path, check=False)
                     settled.restored.append(path)
                 continue
@@ -155,11 +158,6 @@ class TreeGuard:
                 continue
             self._write(path, old)
             settled.restored.append(path)
-        if setup:
-            exclude(self.repo, sorted({f"/{self._top_new(p, before.status)}" for p in created}))
-        else:
-            for path in created:
-                self._remove(path)
         return settled
 
     def restore(self, before: Mapping[str, bytes | None], paths: Iterable[str]) -> None:
@@ -179,37 +177,27 @@ class TreeGuard:
         return path
 
     def _read(self, rel: str) -> bytes | None:
-        path = self.repo / rel
-        if path.is_symlink():
-            return b"symlink:" + str(path.readlink()).encode()
+        # Never through a link: a stage may have turned a folder on the way into one.
+        found = treefs.kind(self.repo, rel)
+        if found == "link":
+            return b"symlink:" + treefs.readlink(self.repo, rel).encode()
+        if found != "file":
+            return None if found in ("missing", "dir") else b"special:"
         try:
-            return path.read_bytes()
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            return None
+            return treefs.read_bytes(self.repo, rel)
+        except treefs.UnsafePath:
+            stat = (self.repo / rel).lstat()
+            return f"large:{stat.st_size}:{stat.st_mtime_ns}".encode()
 
     def _write(self, rel: str, content: bytes | None) -> None:
-        path = self.repo / rel
         if content is None:
             self._remove(rel)
-            return
-        if path.is_symlink() or path.is_dir():
-            self._remove(rel)
-        if content.startswith(b"symlink:") and not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.symlink_to(content.removeprefix(b"symlink:").decode())
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(content)
+        elif content.startswith(b"symlink:"):
+            treefs.symlink(self.repo, rel, content.removeprefix(b"symlink:").decode())
+        elif not content.startswith((b"special:", b"large:")):
+            treefs.write_bytes(self.repo, rel, content)
+        # A special or huge file cannot be put back; the outbound limits refuse it anyway.
 
     def _remove(self, rel: str) -> None:
-        path = self.repo / rel
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
         # Empty directories the stage made go too (git never lists them).
-        parent = path.parent
-        while parent != self.repo and parent.is_dir() and not any(parent.iterdir()):
-            parent.rmdir()
-            parent = parent.parent
+        treefs.remove(self.repo, rel)

@@ -7,6 +7,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bot import treefs
 from bot.cost import BudgetTracker
 from bot.cover.environment import ensure_coverage_py, prepare
 from bot.cover.metadata import MetadataStore
@@ -81,7 +82,7 @@ class CoverContext:
         if tracked:
             self.ws.git("checkout", "HEAD", "--", *tracked)
         for rel in created:
-            (self.ws.path / rel).unlink(missing_ok=True)
+            treefs.remove(self.ws.path, rel, prune=False)
 
     def checkpoint(self, files: Sequence[str], name: str) -> None:
         """Commit one method's test files (squashed into the one commit at the end)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bot import treefs
 from bot.cover.coverage import LineCoverage
 from bot.cover.discovery import ChangedMethod, SourcePair, changed_lines, discover
 from bot.cover.languages import language_for
@@ -17,12 +18,13 @@ def changed_methods(ws: Workspace, base: str) -> list[ChangedMethod]:
     diffs = changed_lines(ws.git("diff", "-U0", "--no-color", base, "HEAD"))
     sources: dict[str, SourcePair] = {}
     for path in diffs:
-        full = ws.path / path
-        if TEST_PATH.search(path) or language_for(path) is None or not full.is_file():
+        if TEST_PATH.search(path) or language_for(path) is None:
+            continue
+        if treefs.kind(ws.path, path) != "file":
             continue
         before = ws.run(["show", f"{base}:{path}"], check=False)
         old = before.stdout.encode() if before.returncode == 0 else None
-        sources[path] = SourcePair(full.read_bytes(), old)
+        sources[path] = SourcePair(treefs.read_bytes(ws.path, path), old)
     return discover(diffs, sources)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from bot import treefs
 from bot.cover.discovery import ChangedMethod
 from bot.cover.languages import language_for
 from bot.cover.metadata import WrittenTests
@@ -72,21 +73,24 @@ def _mutate(
     """Run the test files on each mutant: kills per new test, mutants made, mutants killed."""
     lang = language_for(method.path)
     fn = method.function
-    source_path = ctx.ws_path / method.path
-    original = source_path.read_bytes()
+    try:
+        original = treefs.read_bytes(ctx.ws_path, method.path)
+    except OSError as exc:  # the repository's own tests replaced it (a link, a FIFO)
+        why = f"{method.path} is no longer a plain file after the test run: {exc}"
+        raise _fail(method, why) from None
     found = mutants(original, lang, fn.start_line, fn.end_line) if lang else []
     kills = {t.id: 0 for t in new}
     killed = 0
     try:
         for mutant in found:
-            replace_source(source_path, mutant.apply(original))
+            replace_source(ctx.ws_path, method.path, mutant.apply(original))
             got = runner.run(files, timeout=timeout)
             failed = {t.id for t in got.tests if not t.passed} & kills.keys()
             for test_id in failed:
                 kills[test_id] += 1
             killed += bool(failed or got.timed_out)
     finally:
-        replace_source(source_path, original)
+        replace_source(ctx.ws_path, method.path, original)
     if not found:
         ctx.warn(f"{method.id}: no mutant could be made; its tests are kept unproven")
     return kills, len(found), killed
@@ -107,14 +111,14 @@ def _drop(
         mine = [t for t in dropped if t.file == file]
         if lang is None or not mine:
             continue
-        path = ctx.ws_path / file
         kept_new = [t for t in new if t.file == file and t not in mine]
         held = [i for i in tests.existing if i.startswith(f"{file}::")]
         if not kept_new and not held and not ctx.tracked(file):
-            path.unlink()
+            treefs.remove(ctx.ws_path, file, prune=False)
             remaining.remove(file)
             continue
-        path.write_bytes(drop_tests(path.read_bytes(), lang, mine))
+        kept = drop_tests(treefs.read_bytes(ctx.ws_path, file), lang, mine)
+        treefs.write_bytes(ctx.ws_path, file, kept)
     if remaining:
         again = runner.run(remaining)
         if again.failing() or again.problem or again.timed_out:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pydantic import ValidationError as PydanticValidationError
 
+from bot import treefs
 from bot.cover.discovery import ChangedMethod
 from bot.cover.languages import language_for
 from bot.cover.metadata import Analysis, CoverMetadata, Stage, Structure, WrittenTests
@@ -82,7 +83,7 @@ class MethodStages:
             return True
         if tests is None:
             return False
-        texts = "".join(_read(self.ctx.ws_path / f) for f in tests.files)
+        texts = "".join(_read(self.ctx.ws_path, f) for f in tests.files)
         return all(title in texts for title in tests.titles)
 
     def _restore_report(self, *, reviewed: bool = False) -> None:
@@ -118,7 +119,7 @@ class MethodStages:
     def brief(self) -> MethodBrief:
         """The method as the agents are told about it."""
         fn = self.method.function
-        lines = _read(self.ctx.ws_path / self.method.path).splitlines()
+        lines = _read(self.ctx.ws_path, self.method.path).splitlines()
         return MethodBrief(
             method_id=self.method.id,
             path=self.method.path,
@@ -237,8 +238,9 @@ def _is_test(path: str) -> bool:
     return bool(TEST_PATH.search(path)) and "__pycache__" not in path
 
 
-def _read(path: Path) -> str:
+def _read(root: Path, rel: str) -> str:
+    # Never through a link: the repository's tests ran just before and may have left one.
     try:
-        return path.read_text(encoding="utf-8")
+        return treefs.read_bytes(root, rel).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return ""

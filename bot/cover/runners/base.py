@@ -7,6 +7,7 @@ environment: scrubbed of secrets, the repository's own virtualenv or node_module
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import uuid
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bot import treefs
 from bot.clock import Clock
 from bot.cover.coverage import LineCoverage
 from bot.cover.results import CaseResult
@@ -68,10 +70,9 @@ class SuiteRunner:
         timeout: float | None = None,
     ) -> RunResult:
         """Run `files` (every test when empty); measure coverage of `coverage_of` if given."""
-        base = self.repo / OUT_DIR
-        base.mkdir(exist_ok=True)
-        (base / ".gitignore").write_text("*\n")
-        out = base / uuid.uuid4().hex[:12]
+        # Never through a link: an earlier run of the repository's tests may have left one.
+        treefs.write_bytes(self.repo, f"{OUT_DIR}/.gitignore", b"*\n")
+        out = self.repo / OUT_DIR / uuid.uuid4().hex[:12]
         out.mkdir()
         rel = f"{OUT_DIR}/{out.name}"
         try:
@@ -86,6 +87,7 @@ class SuiteRunner:
                 writable=self.senv.writable,
             )
             try:
+                _only_regular_files(out)
                 tests, cov = self.read(out, str(self.repo))
                 problem = "" if tests or done.success else "the run reported no test results"
             except (OSError, ValueError) as exc:
@@ -101,6 +103,17 @@ class SuiteRunner:
             )
         finally:
             shutil.rmtree(out, ignore_errors=True)
+
+
+def _only_regular_files(out: Path) -> None:
+    """Delete links and special files the run left among its reports before any is read."""
+    if not out.is_dir() or out.is_symlink():
+        raise ValueError(f"{out.name} is no longer a folder")
+    for folder, dirs, files in os.walk(out):
+        for name in dirs + files:
+            path = Path(folder, name)
+            if path.is_symlink() or not (path.is_dir() or path.is_file()):
+                path.unlink()
 
 
 def quoted(files: Sequence[str]) -> str:
