@@ -150,6 +150,17 @@ def test_a_symlink_into_a_protected_path_or_out_of_the_repo(ws: Workspace, remot
     assert "symlinks: `up` points outside the repository" in message
 
 
+def test_a_chain_of_links_that_climbs_out_is_refused(ws: Workspace, remote: Path) -> None:
+    # The hostile-model trial's H9: each target stays inside lexically; together, /proc.
+    (ws.path / "d").mkdir()
+    (ws.path / "d" / "u").symlink_to("..")
+    (ws.path / "x").symlink_to("d/u/" * 8 + "../" * 16 + "proc/self/environ")
+    (ws.path / "ok").symlink_to("d/u")
+    message = refused(ws, remote)
+    assert "symlinks: `x` climbs with `..` after a name, maybe out" in message
+    assert "`d/u`" not in message and "`ok`" not in message
+
+
 def test_a_submodule_is_refused(ws: Workspace, remote: Path) -> None:
     sha = ws.head_sha()
     agent(ws, "update-index", "--add", "--cacheinfo", f"160000,{sha},vendor/lib")

@@ -175,6 +175,14 @@ class Judge:
         resolved = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
         if target.startswith("/") or resolved == ".." or resolved.startswith("../"):
             return [Violation("symlinks", path, "points outside the repository")]
+        # Only leading `..` may climb: after a name, `..` climbs from wherever that name
+        # resolves, and another link can make that outside the repository (`d/u -> ..`,
+        # `x -> d/u/d/u/../../../../etc`) although the lexical target stays inside.
+        names = target.split("/")
+        while names and names[0] == "..":
+            names.pop(0)
+        if ".." in names:
+            return [Violation("symlinks", path, "climbs with `..` after a name, maybe out")]
         pattern = protected_by(resolved, self.limits.protected_paths)
         if pattern is not None:
             return [Violation("limits.protected_paths", path, f"is a symlink into {pattern}")]
