@@ -9,7 +9,11 @@ from pathlib import Path
 import pytest
 
 from bot import treefs
+from bot.clock import FakeClock
+from bot.git import Workspace
+from bot.session import Session
 from bot.validation.changes import TreeGuard
+from bot.workflows.agents import commit_session
 from tests.test_validation_gate import make_repo
 
 
@@ -114,3 +118,16 @@ def test_snapshot_does_not_block_on_a_fifo_nor_read_a_sparse_giant(tmp_path: Pat
     if not done:  # unblock the reader so the test process can end
         os.close(os.open(repo / "pipe", os.O_WRONLY | os.O_NONBLOCK))
     assert done, "snapshot blocked on a FIFO"
+
+
+def test_session_artifacts_are_copied_inside_not_through_a_planted_link(tmp_path: Path) -> None:
+    # The hostile-model trial's H8: `.agents-work` linked to another workspace.
+    repo, _ = make_repo(tmp_path, "repo", {"a.py": "x = 1\n"})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (repo / ".agents-work").symlink_to(elsewhere)
+    session = Session.create(tmp_path / "data", "octo-calc-issue-7", FakeClock())
+    session.append_transcript({"role": "issue_fixer", "text": "transcript"})
+    commit_session(Workspace(repo), session)
+    assert list(elsewhere.iterdir()) == []
+    assert (repo / ".agents-work" / session.name / "transcript.jsonl").is_file()

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import logging
 import re
-import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
+from bot import treefs
 from bot.agent import run_agent
 from bot.config import RepoConfig
 from bot.cost import BudgetTracker
@@ -112,7 +112,11 @@ def commit_session(ws: Workspace, session: Session) -> None:
     folder is git-ignored, say) is logged and the job goes on.
     """
     target = f"{AGENTS_WORK}{session.name}"
-    shutil.copytree(session.path, ws.path / target, dirs_exist_ok=True)
+    # Never through a link the agent planted (`.agents-work` -> another workspace).
+    for source in sorted(session.path.rglob("*")):
+        if source.is_file() and not source.is_symlink():
+            rel = f"{target}/{source.relative_to(session.path).as_posix()}"
+            treefs.write_bytes(ws.path, rel, source.read_bytes())
     try:
         ws.commit(session_commit_message(session.name), paths=[target])
     except GitError as exc:
