@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Mapping
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 INHERITED = frozenset({"PATH", "HOME", "LANG", "LANGUAGE", "TERM", "TZ", "CI"})
 """Names every sandboxed command inherits (HOME is then pointed at the job's own home)."""
@@ -72,16 +72,19 @@ _RUNNER_CONTROL = re.compile(
 
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]+@")
 _URL_PASSWORD = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^/@\s:]+:[^/@\s]+@")
+_URL = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s,;'\"]+")
 MARK = "***"
 
 
 def agent_env(base: Mapping[str, str], registry: SecretRegistry | None = None) -> dict[str, str]:
     """The variables of `base` a sandboxed command may inherit (see the module doc)."""
     reg = registry or _REGISTRY
+    # An index URL may carry a token: the sandbox gets the URL without it (private indexes
+    # need a pre-authenticated proxy or mirror; documented in the Security model).
     return {
-        name: value
+        name: without_credentials(value) if "://" in value else value
         for name, value in base.items()
-        if inheritable(name) and not reg.holds_secret(value)
+        if inheritable(name) and not reg.holds_secret(without_credentials(value))
     }
 
 
@@ -114,7 +117,7 @@ def environment_secrets(env: Mapping[str, str]) -> list[str]:
     its name, except allowlisted and public names (paths, URLs, settings) and plain values."""
     found = []
     for name, value in env.items():
-        found += _url_passwords(value)
+        found += url_credentials(value)
         if secret_named(name):
             if len(value) >= _MIN_NAMED_SECRET and not _setting(value):
                 found.append(value)
@@ -137,16 +140,36 @@ def _setting(value: str) -> bool:
     return all(p.startswith("/") and not any(c.isspace() for c in p) for p in parts)
 
 
-def _url_passwords(value: str) -> list[str]:
+def url_credentials(value: str) -> list[str]:
+    """What a URL in `value` carries as a credential: user and password, query values and
+    `name=value` path segments (`?token=…`, `https://TOKEN:@host`, `/_auth=…/`)."""
     found = []
-    for match in _URL_PASSWORD.finditer(value):
+    for match in _URL.finditer(value):
         try:
-            password = urlsplit(match.group(0) + "x").password
+            url = urlsplit(match.group(0))
+            parts = [url.username or "", url.password or ""]
         except ValueError:
             continue
-        if password and len(password) >= _MIN_SECRET:
-            found.append(password)
+        parts += [v for _, v in parse_qsl(url.query, keep_blank_values=True)]
+        parts += [seg.partition("=")[2] for seg in url.path.split("/") if "=" in seg]
+        found += [p for p in parts if len(p) >= _MIN_SECRET and not _setting(p)]
     return found
+
+
+def without_credentials(value: str) -> str:
+    """`value` with every URL's user, password, query and `name=value` path segments cut."""
+
+    def clean(match: re.Match[str]) -> str:
+        try:
+            url = urlsplit(match.group(0))
+            host = url.hostname or ""
+            port = f":{url.port}" if url.port else ""
+        except ValueError:
+            return ""
+        path = "/".join(seg for seg in url.path.split("/") if "=" not in seg)
+        return urlunsplit((url.scheme, host + port, path, "", ""))
+
+    return _URL.sub(clean, value)
 
 
 class SecretRegistry:

@@ -60,9 +60,10 @@ def test_agent_env_is_an_allowlist() -> None:
         "JAVA_HOME_17_X64",
         "pythonLocation",
         "HTTPS_PROXY",
+        "PIP_INDEX_URL",
     }
-    # PIP_INDEX_URL is allowed by name but carries a password: dropped.
-    assert "PIP_INDEX_URL" not in env
+    # PIP_INDEX_URL is allowed by name but carries a password: passed without it.
+    assert "@" not in env["PIP_INDEX_URL"] and "://" in env["PIP_INDEX_URL"]
 
 
 def test_an_allowed_name_holding_a_registered_secret_is_dropped() -> None:
@@ -147,3 +148,28 @@ def test_short_values_are_not_registered_and_the_process_registry_is_shared() ->
 def test_inheritable_names() -> None:
     assert inheritable("LC_CTYPE") and inheritable("RUSTUP_HOME") and inheritable("https_proxy")
     assert not inheritable("GITHUB_ENV") and not inheritable("VIRTUAL_ENV")
+
+
+def test_tokens_in_index_urls_are_cut_before_the_sandbox_and_registered() -> None:
+    # The hostile-model trial's H6: tokens the URL-password check missed.
+    base = {
+        "PATH": "/usr/bin",
+        "PIP_INDEX_URL": "https://pypi.corp.example/simple?token=s3cr3tT0kenValue",
+        "UV_INDEX_URL": "https://tok_abcdef0123456789abcdef@pypi.corp.example/simple",
+        "PIP_EXTRA_INDEX_URL": "https://FURYTOKEN12345678:@pypi.fury.io/acme/",
+        "NPM_CONFIG_REGISTRY": "https://npm.corp.example/_auth=Zm9vOmJhcg==/",
+        "HTTPS_PROXY": "http://proxy.corp.example:3128",
+    }
+    reg = SecretRegistry()
+    reg.register_environment(base)
+    got = confined_env(agent_env(base, reg), reg)
+    assert got == {
+        "PATH": "/usr/bin",
+        "PIP_INDEX_URL": "https://pypi.corp.example/simple",
+        "UV_INDEX_URL": "https://pypi.corp.example/simple",
+        "PIP_EXTRA_INDEX_URL": "https://pypi.fury.io/acme/",
+        "NPM_CONFIG_REGISTRY": "https://npm.corp.example/",
+        "HTTPS_PROXY": "http://proxy.corp.example:3128",
+    }
+    assert {"s3cr3tT0kenValue", "tok_abcdef0123456789abcdef", "FURYTOKEN12345678"} <= reg.values()
+    assert "Zm9vOmJhcg==" in reg.values()
