@@ -112,6 +112,14 @@ def test_mentions_are_defused_but_emails_and_the_actor_are_not() -> None:
     assert "@mallory" not in out
 
 
+@pytest.mark.parametrize(
+    "text", ["_@mallory_", "see.@mallory", "a/@mallory", "+@mallory", "-@mallory"]
+)
+def test_a_mention_after_punctuation_is_defused(text: str) -> None:
+    # The hostile-model trial's H4: github.com reads these as mentions.
+    assert f"@{ZWSP}mallory" in neutralize_mentions(text)
+
+
 def test_remote_images_go_and_relative_ones_stay() -> None:
     text = (
         "a ![px](https://t.example/p.gif?u=1) b ![local](docs/x.png)\n"

@@ -14,6 +14,8 @@ Rules (each refusal names its rule, the file and the number):
 - `symlinks`: no symlink points outside the repository.
 - `secrets`: no added line, file name or commit object holds a secret (bot.outbound.scan).
 - `merge commits`: the pushed commits are a straight line (every one diffed to one parent).
+- `bidi`: no added line holds a bidirectional control character ("Trojan Source": code
+  that reads differently from how it runs).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from bot.outbound.paths import glob_prefix, kind_of, protected_by
 from bot.outbound.scan import Scanner
 
 LONG_LINE = 200
+_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f")
 """Characters per counted line: a longer line counts once for every LONG_LINE begun."""
 BYTES_PER_LINE = 80
 """Bytes per counted line for a file the diff does not show."""
@@ -85,6 +88,7 @@ class Judge:
         patch = self.view.patch(old, new, [c.path for c in readable])
         found = [v for c in changes for v in self._structure(c, sizes, contents)]
         found += self._secrets(patch)
+        found += _bidi(patch)
         for c in readable:  # fail closed: content the scan did not see is not pushed
             changed = c.old_sha != c.new_sha and sizes.get(c.new_sha, 0)
             if c.status != "D" and changed and c.path not in patch:
@@ -275,3 +279,16 @@ class Judge:
 
 def _unique(found: list[Violation]) -> list[Violation]:
     return list(dict.fromkeys(found))
+
+
+def _bidi(patch: dict[str, Lines]) -> list[Violation]:
+    """Added lines with bidirectional control characters, one violation per file."""
+    found = []
+    for path, lines in patch.items():
+        for number, text in lines.added:
+            if _BIDI.intersection(text):
+                found.append(
+                    Violation("bidi", path, f"line {number} adds a bidi control character")
+                )
+                break
+    return found

@@ -52,7 +52,7 @@ IMAGE_REMOVED = "(image removed)"
 
 # GitHub logins: alphanumerics and single inner hyphens, up to 39; `@org/team` for teams.
 _MENTION = re.compile(
-    r"(?<![A-Za-z0-9_`.@/+-])@(?P<login>[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38})"
+    r"(?<![A-Za-z0-9])@(?P<login>[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38})"
     r"(?P<team>/[A-Za-z0-9_.-]+)?"
 )
 # `@` spelled as an entity renders as `@`, and github.com then reads a mention.
