@@ -211,7 +211,8 @@ def test_conflicting_parallel_tasks_fail_alone(tmp_path: Path) -> None:
         result = implement(job(), w.env())
         states = {i["id"]: i["status"] for i in result.items}
         assert states == {"T001": "done", "T002": "failed", "T003": "done"}
-        assert "conflict" in next(i["detail"] for i in result.items if i["id"] == "T002")
+        detail = next(i["detail"] for i in result.items if i["id"] == "T002")
+        assert "conflict in shared.py with another [P] task" in detail
         assert read_file(w.remote, BRANCH, "shared.py") == 'WHO = "T001"\n'
 
 

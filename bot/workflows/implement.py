@@ -143,9 +143,7 @@ class ImplementRun(Flow):
                         ws.apply_changes(tree.head_sha())
                     except GitError:
                         # Two [P] tasks touched the same lines: this one fails, the rest go on.
-                        outcome = TaskOutcome(
-                            t, "failed", "its changes conflict with another [P] task's"
-                        )
+                        outcome = TaskOutcome(t, "failed", self.conflict(ws, tree, start))
                     else:
                         outcome = self.commit_task(ws, tasks_path, t, outcome)
                 self.outcomes[t.id] = outcome
@@ -154,6 +152,16 @@ class ImplementRun(Flow):
                 ws.remove_worktree(path)
             for t in batch:
                 ws.delete_branch(f"agentbot-wt/{t.id}")
+
+    def conflict(self, ws: Workspace, tree: Workspace, start: str) -> str:
+        """Why a `[P]` task's changes could not come back: the files both sides changed."""
+        both = sorted(set(tree.changed_files(start)) & set(ws.changed_files(start)))
+        where = f" in {', '.join(both)}" if both else ""
+        return (
+            f"its changes conflict{where} with another [P] task's, committed first;"
+            " the task list marks them parallel but they edit the same lines"
+            " (drop the [P] or re-run the task)"
+        )
 
     def attempt(self, ws: Workspace, task: Task, session: Session, start: str) -> TaskOutcome:
         """Up to TRIES agent runs + validation; the tree is reset between tries."""
@@ -170,6 +178,7 @@ class ImplementRun(Flow):
             except AgentError as exc:
                 detail = str(exc)
             if not detail:
+                self.keep_tasks_file(ws, task, start)  # a Fixer round may have ticked it
                 self.log(
                     f"task {task.id} finished t={self.env.clock.monotonic():.3f} (try {attempt})"
                 )
@@ -197,6 +206,7 @@ class ImplementRun(Flow):
             return f"the agent stopped: {res.message}"
         if problem := unmet(res.output):
             return problem
+        self.keep_tasks_file(ws, task, start)
         if not ws.has_changes():
             return "the agent changed no file"
         if problems := worktree_problems(ws, start, self.cfg.limits):
@@ -209,6 +219,16 @@ class ImplementRun(Flow):
             out = gate.command_result.output[-2000:] if gate and gate.command_result else ""
             return f"validation failed at {gate.gate_name if gate else 'test'}: {out}"
         return ""
+
+    def keep_tasks_file(self, ws: Workspace, task: Task, start: str) -> None:
+        """Undo the agent's edits to tasks.md: agentbot alone ticks boxes, on the branch.
+
+        Agents tick their own box despite the prompt; two adjacent `[P]` ticks made in two
+        worktrees then conflict when the second task's changes come back (issue #16).
+        """
+        if ws.git("diff", "--name-only", start, "--", self.tasks_path).strip():
+            self.log(f"task {task.id}: its edits to {self.tasks_path} were dropped")
+            ws.git("checkout", start, "--", self.tasks_path)
 
     def repair(
         self, ws: Workspace, task: Task, failing: ValidationReport, session: Session
