@@ -201,3 +201,49 @@ def implement_job(w: World, j: Job | None = None) -> Any:
     from bot.workflows.implement import implement
 
     return implement(j or job(), w.env(clock=SystemClock()))
+
+
+def one_task_agent(request: RecordedRequest) -> ScriptedReply:
+    """T001 only: create the package, then finish."""
+    if len(request.json["messages"]) == 1:
+        path, src, _ = _module("T001")
+        return reply(edit("create", path, file_text=src))
+    return reply(finish(summary="T001 done"))
+
+
+def test_every_task_request_carries_the_feature_design_documents(tmp_path: Path) -> None:
+    research = "# Research\n\nRESEARCH-HEAD\n" + "decision: keep it simple.\n" * 8000
+    assert len(research.encode()) > 200_000
+    contracts = {
+        f"{FEATURE}/contracts/cli.md": "# CLI contract\n\n`greet NAME` (CONTRACT-MARKER)\n"
+    }
+    one = TASKS.split("## Phase 2")[0]
+    with world(tmp_path, scripted(one_task_agent, 4), files=BASE) as w:
+        seed(
+            w,
+            {
+                TASKS_PATH: one,
+                f"{FEATURE}/research.md": research,
+                **contracts,
+                "specs/002-other/plan.md": "OTHER-FEATURE-MARKER\n",
+            },
+        )
+        result = implement_job(w)
+        assert result.status == JobStatus.SUCCESS, result.error
+        raw = w.llm.requests[0].body.decode("utf-8")
+        for marker in (
+            "PLAN-MARKER-tech-stack",
+            "SPEC-MARKER",
+            "DATA-MODEL-MARKER",
+            "CONTRACT-MARKER",
+            "RESEARCH-HEAD",
+        ):
+            assert marker in raw, marker
+        assert "OTHER-FEATURE-MARKER" not in raw
+        assert f"{FEATURE}/data-model.md" in raw
+        # The long file is cut, and the cut is said.
+        first = w.llm.requests[0].json["messages"][0]["content"]
+        text = first if isinstance(first, str) else json.dumps(first)
+        assert text.count("decision: keep it simple.") < 2000
+        assert re.search(r"research\.md is \d[\d,]* characters long; only the first", text)
+        assert len(raw) < 150_000

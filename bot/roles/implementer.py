@@ -16,6 +16,38 @@ ROLE = Role(
 )
 
 
+DOC_CHARS = 20_000
+"""At most this much of one design document goes into a task message."""
+DOCS_CHARS = 60_000
+"""At most this much of all design documents together (later ones are cut harder)."""
+
+
+def capped(path: str, text: str, room: int) -> str:
+    """`text` cut to `room` characters, with a note saying so: never cut silently."""
+    if len(text) <= room:
+        return text
+    return (
+        text[:room].rstrip()
+        + f"\n\n[agentbot: {path} is {len(text):,} characters long; only the first"
+        f" {room:,} are shown here. Open the file for the rest.]"
+    )
+
+
+def design_context(documents: Sequence[tuple[str, str]]) -> list[str]:
+    """The feature's design documents as fenced blocks, each and all of them size-capped."""
+    blocks: list[str] = []
+    left = DOCS_CHARS
+    for path, text in documents:
+        room = min(DOC_CHARS, left)
+        if room <= 0:
+            blocks.append(f"[agentbot: {path} left out: the design documents above fill the room.]")
+            continue
+        shown = capped(path, text, room)
+        left -= min(len(text), room)
+        blocks.append(fence(shown, label=path))
+    return blocks
+
+
 def build_task(
     *,
     task_id: str,
@@ -25,11 +57,14 @@ def build_task(
     done: Sequence[str] = (),
     attempt: int = 1,
     last_error: str = "",
+    documents: Sequence[tuple[str, str]] = (),
 ) -> str:
-    """The first user message: the one task, where it comes from, and a previous failure.
+    """The first user message: the one task, its feature's design documents, a past failure.
 
     The task text is sanitized and fenced (it comes from a file anyone with a pull request
-    can edit) but introduced as the work to do rather than as data to read.
+    can edit) but introduced as the work to do rather than as data to read. `documents` are
+    `(path, text)` pairs (plan.md, spec.md, data-model.md, ... and, once loaded, repository
+    instructions), fenced as data and capped (`DOC_CHARS` each, `DOCS_CHARS` in all).
     """
     note = (
         f"The block below is task {task_id} from {tasks_path}: build what it describes. Your"
@@ -40,8 +75,14 @@ def build_task(
         f"# Task {task_id}" + (f" ({phase})" if phase else ""),
         fence(description, label=f"{task_id} from {tasks_path}", note=note),
         f"Tasks already done: {', '.join(done) if done else 'none'}. The task list is"
-        f" {tasks_path}; read it (and the spec and plan next to it) for context only.",
+        f" {tasks_path}; read it for context only.",
     ]
+    if documents:
+        parts.append(
+            "## Design documents\nThe feature's design, as the repository has it: follow the"
+            " names, types, structure and tech stack they fix rather than inventing your own."
+        )
+        parts += design_context(documents)
     if attempt > 1 and last_error.strip():
         parts.append(
             f"## Attempt {attempt}\nThe previous attempt at this task failed. What went wrong:\n"

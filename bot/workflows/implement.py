@@ -28,7 +28,7 @@ from bot.workflows.agents import concerns, open_session, run_role, unmet
 from bot.workflows.flow import Flow, Refused
 from bot.workflows.limits import push_guard, refuse, worktree_problems
 from bot.workflows.pulls import publish_pull, same_repo_pull
-from bot.workflows.tasks_file import find_tasks
+from bot.workflows.tasks_file import design_docs, find_tasks
 from bot.workflows.tasks_file import selection as tasks_selection
 from bot.workflows.validate import validate
 from bot.workflows.workspace import open_workspace
@@ -55,6 +55,7 @@ class ImplementRun(Flow):
         self.outcomes: dict[str, TaskOutcome] = {}
         self.tasks_path = ""
         self.plan: TaskPlan | None = None
+        self.documents: list[tuple[str, str]] = []
         self.guard = push_guard("", self.cfg.limits, per_commit_lines=True)
         """Set once the branch is checked out: judges every task commit and every push."""
 
@@ -72,6 +73,7 @@ class ImplementRun(Flow):
         )
         tasks_path = self.tasks_path = find_tasks(ws, str(self.job.params.get("tasks_path") or ""))
         plan = self.plan = parse_tasks((ws.path / tasks_path).read_text(encoding="utf-8"))
+        self.documents = design_docs(ws, tasks_path)  # as the branch has them at the start
         selection = tasks_selection(plan, self.job.params)
         session = open_session(self.env, self.job.repo, f"implement-{branch}")
         self.result = self.result.model_copy(update={"branch": branch})
@@ -200,6 +202,7 @@ class ImplementRun(Flow):
             done=sorted(tid for tid, o in self.outcomes.items() if o.status == "done"),
             attempt=attempt,
             last_error=last_error[-4000:],
+            documents=self.documents,
         )
         res = self.agent_in(ws, IMPLEMENTER, text, session)
         if res.output is None or res.output.status != AgentStatus.OK:

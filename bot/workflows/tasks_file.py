@@ -29,6 +29,30 @@ def find_tasks(ws: Workspace, named: str) -> str:
     return found[0]
 
 
+DESIGN_DOCS = ("plan.md", "spec.md", "data-model.md", "research.md", "quickstart.md")
+"""Spec Kit's design documents next to tasks.md, in the order `/implement` reads them."""
+
+
+def design_docs(ws: Workspace, tasks_path: str) -> list[tuple[str, str]]:
+    """`(path, text)` of the feature directory's design documents and `contracts/*` that exist.
+
+    Only regular files inside the repository are read (a symlink out is skipped).
+    """
+    root = ws.path.resolve()
+    folder = (ws.path / tasks_path).parent
+    found = [folder / name for name in DESIGN_DOCS]
+    contracts = folder / "contracts"
+    if contracts.is_dir():
+        found += sorted(p for p in contracts.rglob("*") if p.is_file())
+    docs: list[tuple[str, str]] = []
+    for path in found:
+        if not path.is_file() or not path.resolve().is_relative_to(root):
+            continue
+        rel = path.relative_to(ws.path).as_posix()
+        docs.append((rel, path.read_bytes().decode("utf-8", "replace")))
+    return docs
+
+
 def _inside(ws: Workspace, path: str) -> None:
     """Refuse a tasks file that resolves outside the workspace (a symlink, `..`)."""
     if not (ws.path / path).resolve().is_relative_to(ws.path.resolve()):
