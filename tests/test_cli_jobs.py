@@ -68,6 +68,23 @@ def test_bad_input_exits_2_with_a_message(tmp_path: Path, args: list[str], messa
     assert message in proc.stderr
 
 
+@pytest.mark.parametrize(
+    ("selection", "message"),
+    [
+        (["phase", "4"], "cannot select `phase 4`: not in this tasks.md: phase 4"),
+        (["T001,T009"], "not in this tasks.md: T009"),
+        (["everything"], "cannot read 'everything' as a task selection; use T010-T015"),
+    ],
+)
+def test_a_bad_task_selection_exits_2_naming_it(
+    tmp_path: Path, selection: list[str], message: str
+) -> None:
+    (tmp_path / "tasks.md").write_text("## Phase 1\n- [ ] T001 Create a\n")
+    proc = run(["implement", "tasks.md", *selection], cli_env(tmp_path), tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+
+
 def test_no_credentials_is_a_usage_error(tmp_path: Path) -> None:
     env = cli_env(tmp_path)
     del env["GITHUB_TOKEN"]

@@ -260,6 +260,21 @@ def test_implement_command_on_pull_request(body: str, path: str) -> None:
     assert got.params["trigger"] == "comment"
 
 
+@pytest.mark.parametrize(
+    ("body", "path", "selection"),
+    [
+        ("/implement phase 2", "", "phase 2"),
+        ("/implement T003", "", "T003"),
+        ("/implement specs/001/tasks.md T010-T015", "specs/001/tasks.md", "T010-T015"),
+        ("/implement tasks.md T012,T014 US2\nthanks", "tasks.md", "T012,T014 US2"),
+    ],
+)
+def test_implement_command_selects_tasks(body: str, path: str, selection: str) -> None:
+    got = job(decide("issue_comment", comment(body, on_pr=True), DEFAULT))
+    assert got.params["tasks_path"] == path
+    assert got.params["selection"] == selection
+
+
 @pytest.mark.parametrize("path", ["../secrets/tasks.md", "specs/../../x.md", "/etc/passwd", "a\\b"])
 def test_implement_path_must_stay_in_the_repository(path: str) -> None:
     decision = ignored(decide("issue_comment", comment(f"/implement {path}", on_pr=True), DEFAULT))

@@ -17,17 +17,28 @@ from bot.cli._common import (
 from bot.cli.app import app
 from bot.errors import TaskParseError
 from bot.models import Job, JobKind
-from bot.tasks_md import parse_tasks
+from bot.tasks_md import parse_selection, parse_tasks, select
 
 
 @app.command()
 def implement(
     tasks_md: Annotated[Path, typer.Argument(metavar="TASKS_MD", help="The tasks.md to work.")],
+    selection: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="SELECTION",
+            help="Only these tasks: T010-T015, T012,T014, phase 3 or US2 (default: all).",
+        ),
+    ] = None,
     repo_dir: Annotated[
         Path, typer.Option("--repo", help="The checkout (its branch is used).")
     ] = Path(),
-    task: Annotated[str | None, typer.Option(help="Only this task (e.g. T012).")] = None,
-    phase: Annotated[int | None, typer.Option(help="Only this phase number's tasks.")] = None,
+    task: Annotated[
+        str | None, typer.Option(help="Only this task (e.g. T012); same as the SELECTION T012.")
+    ] = None,
+    phase: Annotated[
+        int | None, typer.Option(help="Only this phase number's tasks; same as `phase N`.")
+    ] = None,
     pr: Annotated[int | None, typer.Option(help="Update this pull request's body.")] = None,
     github_repo: Annotated[
         str | None,
@@ -47,9 +58,14 @@ def implement(
     if not path.is_file():
         raise usage_error(f"{tasks_md}: no such file")
     try:
-        parse_tasks(path.read_text(encoding="utf-8"))
+        plan = parse_tasks(path.read_text(encoding="utf-8"))
     except TaskParseError as exc:
         raise usage_error(f"{tasks_md}:{exc.line_number or 0}: {exc}") from exc
+    chosen = " ".join([*(selection or []), task or "", f"phase {phase}" if phase else ""]).strip()
+    try:
+        select(plan, parse_selection(chosen))
+    except TaskParseError as exc:
+        raise usage_error(f"{tasks_md}: cannot select `{chosen}`: {exc}") from exc
     try:
         rel = path.relative_to(repo_dir).as_posix()
     except ValueError:
@@ -63,7 +79,7 @@ def implement(
     repo = github_repo or repo_from_origin(repo_dir)
     from bot.workflows.implement import implement as run  # loads only when it runs
 
-    params: dict[str, object] = {"tasks_path": rel, "task": task or "", "phase": phase or ""}
+    params: dict[str, object] = {"tasks_path": rel, "selection": chosen}
     job = Job(kind=JobKind.IMPLEMENT, repo=repo, ref=branch, number=pr, params=params)
     with command_env(repo, checkout=repo_dir, dry_run=dry_run) as env:
         result = run(job, env)

@@ -38,7 +38,7 @@ from bot.events.triggers import (
     cover_args,
     dispatch_params,
     dispatched_job,
-    implement_path,
+    implement_args,
     match_command,
 )
 from bot.models import Job, JobKind
@@ -152,11 +152,13 @@ def settle_comment(event: Envelope, ctx: Context) -> Job | Ignore:
     if comment.id is not None:
         params["comment_id"] = comment.id
     if name == "implement":
-        path, problem = implement_path(rest)
+        path, chosen, problem = implement_args(rest)
         if problem:
             reply = f"`{command}`: {problem}. Name a tasks.md path relative to the repository root."
             return ignore(event, f"{command} on #{number}: {problem}", number=number, reply=reply)
         params["tasks_path"] = path
+        if chosen:
+            params["selection"] = chosen  # read by the job, which can see the tasks.md
     if name == "cover":
         params.update(cover_args(rest))
     return job(event, ctx, COMMAND_KINDS[name], author.login, number=number, params=params)

@@ -63,6 +63,20 @@ def implement_path(rest: str) -> tuple[str, str]:
     return posixpath.normpath(path), ""
 
 
+def implement_args(rest: str) -> tuple[str, str, str]:
+    """`/implement [path] [selection]` -> `(tasks_path, selection, problem)`.
+
+    The first word is the tasks path when it looks like one (it ends with `.md` or holds a
+    `/`); the rest, read by the job, selects tasks (`T010-T015`, `phase 3`, `US2`...).
+    """
+    words = rest.split(maxsplit=1)
+    first = words[0].strip("`'\"") if words else ""
+    if first.endswith(".md") or "/" in first or "\\" in first:
+        path, problem = implement_path(words[0])
+        return path, words[1].strip() if len(words) > 1 else "", problem
+    return "", rest.strip(), ""
+
+
 def cover_args(rest: str) -> dict[str, Any]:
     """`/cover [path/or/symbol …] [--force]` -> `{"targets": [...], "force": bool}`.
 

@@ -26,5 +26,16 @@ Rules beyond DESIGN §9, decided here:
 
 from bot.tasks_md.parser import parse_tasks, tick
 from bot.tasks_md.plan import Phase, Task, TaskPlan
+from bot.tasks_md.selection import Selection, blockers, parse_selection, select
 
-__all__ = ["Phase", "Task", "TaskPlan", "parse_tasks", "tick"]
+__all__ = [
+    "Phase",
+    "Selection",
+    "Task",
+    "TaskPlan",
+    "blockers",
+    "parse_selection",
+    "parse_tasks",
+    "select",
+    "tick",
+]

@@ -22,7 +22,7 @@ from bot.report import checklist_body, implement_pr_title, task_commit_message
 from bot.roles import FIXER, IMPLEMENTER, Role
 from bot.roles.implementer import build_task
 from bot.session import Session
-from bot.tasks_md import Task, TaskPlan, parse_tasks, tick
+from bot.tasks_md import Task, TaskPlan, blockers, parse_tasks, tick
 from bot.untrusted import fence
 from bot.workflows.agents import concerns, open_session, run_role, unmet
 from bot.workflows.flow import Flow, Refused
@@ -79,10 +79,12 @@ class ImplementRun(Flow):
         self.result = self.result.model_copy(update={"branch": branch})
 
         for batch in plan.batches(only=selection):
-            runnable = [t for t in batch if not self.blocked_by_failure(plan, t)]
+            runnable = []
             for t in batch:
-                if t not in runnable:
-                    self.outcomes[t.id] = TaskOutcome(t, "skipped", "a task it depends on failed")
+                if why := self.blocked(plan, t, selection):
+                    self.outcomes[t.id] = TaskOutcome(t, "skipped", why)
+                else:
+                    runnable.append(t)
             if not runnable:
                 continue
             if len(runnable) == 1:
@@ -101,10 +103,15 @@ class ImplementRun(Flow):
             raise AgentbotError("an implement job needs a pull request number or a branch")
         return self.job.ref.removeprefix("refs/heads/"), None
 
-    def blocked_by_failure(self, plan: TaskPlan, task: Task) -> bool:
-        """True when a task this one depends on failed or was skipped."""
-        bad = {tid for tid, o in self.outcomes.items() if o.status != "done"}
-        return any(task.id in plan.dependents(b) for b in bad)
+    def blocked(self, plan: TaskPlan, task: Task, selection: set[str] | None) -> str:
+        """Why `task` cannot run: a dependency left out unticked, or one that did not get done."""
+        if missing := blockers(plan, task.id, selection):
+            return f"depends on {', '.join(missing)}, not done (tick it or select it too)"
+        bad = [tid for tid, o in self.outcomes.items() if o.status != "done"]
+        upstream = [b for b in bad if task.id in plan.dependents(b)]
+        if upstream:
+            return f"depends on {', '.join(sorted(upstream))}, which did not get done"
+        return ""
 
     # --- running tasks ---------------------------------------------------------------
 
@@ -286,7 +293,8 @@ class ImplementRun(Flow):
         flagged = concerns(self.outputs)
         states = {tid: (o.status, o.detail) for tid, o in self.outcomes.items()}
         body = checklist_body(plan, states, tries=TRIES, concerns=flagged)
-        status = JobStatus.SUCCESS if not failed else JobStatus.FAILED
+        # A selected task stopped by a dependency is not done either: the job did not finish.
+        status = JobStatus.SUCCESS if len(done) == len(items) else JobStatus.FAILED
         if not self.outcomes:
             status = JobStatus.NEUTRAL
         self.result = self.result.model_copy(
@@ -297,7 +305,9 @@ class ImplementRun(Flow):
                 "security_concerns": flagged,
             }
         )
-        error = "; ".join(f"{o.task.id}: {o.detail[:200]}" for o in failed)
+        error = "; ".join(
+            f"{o.task.id}: {o.detail[:200]}" for o in self.outcomes.values() if o.status != "done"
+        )
         result = self.finished(status, error=error)
         if not done and pr_number is None:
             return result

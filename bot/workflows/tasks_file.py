@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bot.errors import AgentbotError
+from bot.errors import AgentbotError, TaskParseError
 from bot.git import Workspace
-from bot.tasks_md import TaskPlan
+from bot.tasks_md import TaskPlan, parse_selection, select
 from bot.workflows.flow import Refused
 
 
@@ -60,8 +60,18 @@ def _inside(ws: Workspace, path: str) -> None:
 
 
 def selection(plan: TaskPlan, params: Mapping[str, Any]) -> set[str] | None:
-    """The job's `task` / `phase` narrowing of the plan, or None for every task."""
-    task, phase = params.get("task"), params.get("phase")
-    if not task and not phase:
-        return None
-    return plan.select(tasks=[str(task)] if task else [], phases=[int(phase)] if phase else [])
+    """The job's narrowing of the plan (`selection`, or the older `task` / `phase`), or None.
+
+    A selection that cannot be read or names what the file lacks is Refused: the job
+    answers with the reason (a reply comment in the App) and touches nothing.
+    """
+    words = [str(params.get("selection") or "")]
+    if params.get("task"):
+        words.append(str(params["task"]))
+    if params.get("phase"):
+        words.append(f"phase {params['phase']}")
+    text = " ".join(w for w in words if w.strip())
+    try:
+        return select(plan, parse_selection(text))
+    except TaskParseError as exc:
+        raise Refused(f"cannot select `{text}`: {exc}") from exc
