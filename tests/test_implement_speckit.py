@@ -247,3 +247,88 @@ def test_every_task_request_carries_the_feature_design_documents(tmp_path: Path)
         assert text.count("decision: keep it simple.") < 2000
         assert re.search(r"research\.md is \d[\d,]* characters long; only the first", text)
         assert len(raw) < 150_000
+
+
+def pr_job(number: int, selection: str = "") -> Job:
+    params = {"trigger": "comment", "selection": selection} if selection else {}
+    return Job(kind=JobKind.IMPLEMENT, repo=REPO, number=number, actor="alice", params=params)
+
+
+def test_phase_selection_runs_only_that_phase_with_one_progress_comment(tmp_path: Path) -> None:
+    with world(tmp_path, scripted(greeter_agent, 40), files=BASE) as w:
+        seed(w)
+        pr = w.gh.add_pull(REPO, head=BRANCH, user="alice")
+        result = implement_job(w, pr_job(pr.number, "phase 2"))
+        assert result.status == JobStatus.SUCCESS, result.error
+        assert sorted(i["id"] for i in result.items) == ["T002", "T003", "T004"]
+        subjects = [c.subject for c in commits(w.remote, BRANCH, base="main")]
+        assert sorted(s[:10] for s in subjects if s.startswith("feat(")) == [
+            "feat(T002)",
+            "feat(T003)",
+            "feat(T004)",
+        ]
+        final = read_file(w.remote, BRANCH, TASKS_PATH) or ""
+        assert "- [ ] T001" in final and "- [ ] T005" in final
+        assert final.count("- [x]") == 3
+        assert {r for r in map(task_of, w.llm.requests)} == {"T002", "T003", "T004"}
+
+        # One progress comment, created once and edited in place: batch by batch, then final.
+        created = w.gh.calls_to("POST", rf"/repos/{REPO}/issues/{pr.number}/comments")
+        updated = w.gh.calls_to("PATCH", rf"/repos/{REPO}/issues/comments/\d+")
+        assert len(created) == 1
+        assert len(updated) == 4  # 2 batches x (running, settled) + the final - the create
+        bodies = [c.json["body"] for c in created + updated]
+        first, second, third = bodies[:3]
+        assert "🔄 T002" in first and "🔄 T003" in first and "Batch 1/2 running" in first
+        assert "cost so far $" in first and "⏳ T004" in first
+        assert "✅ T002" in second and "⏳ T004" in second
+        assert "🔄 T004" in third and "Batch 2/2 running" in third
+        comments = w.gh.comments_on(REPO, pr.number)
+        assert len(comments) == 1
+        last = comments[0].body
+        assert last == bodies[-1]
+        assert "✅ T002" in last and "✅ T003" in last and "✅ T004" in last
+        assert "T001" not in last and "3 tasks done, 0 failed, 0 skipped" in last
+        assert "Cost $" in last
+
+        # A second run on the same PR edits the same comment.
+        again = implement_job(w, pr_job(pr.number, "T005"))
+        assert again.status == JobStatus.SUCCESS, again.error
+        assert len(w.gh.calls_to("POST", rf"/repos/{REPO}/issues/{pr.number}/comments")) == 1
+        assert "✅ T005" in w.gh.comments_on(REPO, pr.number)[0].body
+
+
+DEPS = """## Phase 1: Setup
+- [ ] T001 Create the greeter package in greeter/__init__.py
+- [ ] T002 Implement hello(name) in greeter/hello.py
+- [ ] T003 Implement bye(name) in greeter/bye.py (depends on T002)
+"""
+
+
+def test_a_selected_task_whose_dependency_is_not_done_stops_with_the_reason(
+    tmp_path: Path,
+) -> None:
+    with world(tmp_path, [], files=BASE) as w:
+        seed(w, {TASKS_PATH: DEPS})
+        pr = w.gh.add_pull(REPO, head=BRANCH, user="alice")
+        head = git(w.remote, "rev-parse", BRANCH).strip()
+        result = implement_job(w, pr_job(pr.number, "T003"))
+        assert result.status == JobStatus.FAILED
+        assert [(i["id"], i["status"]) for i in result.items] == [("T003", "skipped")]
+        assert "T003: depends on T002, not done" in (result.error or "")
+        assert w.llm.requests == []
+        assert git(w.remote, "rev-parse", BRANCH).strip() == head
+        board = w.gh.comments_on(REPO, pr.number)[0].body
+        assert "⏭️ T003" in board and "depends on T002, not done" in board
+
+
+def test_a_bad_selection_is_answered_in_a_comment(tmp_path: Path) -> None:
+    with world(tmp_path, [], files=BASE) as w:
+        seed(w)
+        pr = w.gh.add_pull(REPO, head=BRANCH, user="alice")
+        result = implement_job(w, pr_job(pr.number, "phase 9"))
+        assert result.status == JobStatus.NEUTRAL
+        comments = w.gh.comments_on(REPO, pr.number)
+        assert len(comments) == 1
+        assert "cannot select `phase 9`: not in this tasks.md: phase 9" in comments[0].body
+        assert w.llm.requests == []

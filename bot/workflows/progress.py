@@ -1,13 +1,18 @@
-"""The sticky progress comment: created once per job, edited as steps finish, reused on re-runs."""
+"""The sticky progress comment: created once per job, edited as steps finish, reused on re-runs.
+
+`TaskBoard` is the Implementer's: one line per selected task (pending, running, done, failed,
+skipped with the reason), the batch under way and the cost so far, then the final state.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from bot.models.github import Comment
 from bot.ports import GitHubWrites
 from bot.report import PROGRESS_MARKER, Step, StepState, progress_comment
+from bot.tasks_md import Task
 
 
 @dataclass
@@ -22,17 +27,23 @@ class Progress:
     comment_id: int | None = None
     footer: str = ""
 
-    def start(self, existing: Sequence[Comment], bot_login: str = "") -> None:
+    def start(
+        self, existing: Sequence[Comment], bot_login: str = "", *, publish: bool = True
+    ) -> None:
         """Reuse our earlier progress comment (a re-run) or create a new one.
 
         Only a bot's comment is reused (or `bot_login`'s): anyone can post the marker, and
         the bot must never write its progress into a comment someone else owns.
         """
+        head = progress_comment(self.title, []).split("\n", 2)
         for c in existing:
             mine = c.user.endswith("[bot]") or (bot_login and c.user == bot_login)
-            if c.body.startswith(PROGRESS_MARKER) and mine:
+            # Another command's progress comment on the same thread keeps its own.
+            ours = c.body.startswith(PROGRESS_MARKER) and c.body.split("\n", 2)[1:2] == head[1:2]
+            if mine and ours:
                 self.comment_id = c.id
-        self._publish()
+        if publish:
+            self._publish()
 
     def set(self, title: str, state: StepState, detail: str = "", *, publish: bool = True) -> None:
         """Change one step's state; publish now, or with the next change (fewer API writes)."""
@@ -54,9 +65,68 @@ class Progress:
         self.footer = footer
         self._publish()
 
+    def publish(self) -> None:
+        """Write the current state (create the comment the first time)."""
+        self._publish()
+
     def _publish(self) -> None:
         body = progress_comment(self.title, self.steps, footer=self.footer)
         if self.comment_id is None:
             self.comment_id = self.github.create_comment(self.repo, self.number, body).id
         else:
             self.github.update_comment(self.repo, self.comment_id, body)
+
+
+@dataclass
+class TaskBoard:
+    """The Implementer's progress comment on its pull request, in terms of tasks."""
+
+    progress: Progress
+    titles: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def open(
+        cls,
+        github: GitHubWrites,
+        repo: str,
+        number: int,
+        *,
+        tasks_path: str,
+        tasks: Sequence[Task],
+        existing: Sequence[Comment],
+    ) -> TaskBoard:
+        """The board, taking over this tasks file's comment from an earlier run; unpublished."""
+        titles = {t.id: f"{t.id} {_short(t.description)}" for t in tasks}
+        steps = [Step(title) for title in titles.values()]
+        board = cls(Progress(github, repo, number, f"agentbot /implement {tasks_path}", steps))
+        board.titles = titles
+        board.progress.start(existing, publish=False)  # the first batch or result publishes
+        return board
+
+    def batch(self, index: int, total: int, running: Sequence[str], cost: float) -> None:
+        """Batch `index` of `total` starts: its tasks are running."""
+        for tid in running:
+            self.progress.set(self.titles[tid], "running", publish=False)
+        self.progress.footer = (
+            f"Batch {index}/{total} running: {', '.join(running)} · cost so far ${cost:.4f}"
+        )
+        self.progress.publish()
+
+    def settle(
+        self, states: Mapping[str, tuple[StepState, str]], cost: float, *, note: str = ""
+    ) -> None:
+        """Tasks done, failed or skipped (with why); published at once."""
+        for tid, (state, detail) in states.items():
+            if tid in self.titles:
+                self.progress.set(self.titles[tid], state, _short(detail, 160), publish=False)
+        self.progress.footer = note or f"Cost so far ${cost:.4f}"
+        self.progress.publish()
+
+    def finish(self, footer: str) -> None:
+        """The final state: what never ran is marked skipped."""
+        self.progress.finish(footer)
+
+
+def _short(text: str, limit: int = 80) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= limit else one[: limit - 1] + "…"
