@@ -150,8 +150,8 @@ class ImplementRun(TaskWork):
             f"{o.task.id}: {o.detail[:200]}" for o in self.outcomes.values() if o.status != "done"
         )
         result = self.finished(status, error=error)
-        if not done and self.pr_number is None:
-            return result
+        if not self.outcomes or (not done and self.pr_number is None):
+            return result  # nothing ran (every box ticked): the PR stays as it is
         pr = self.publish(branch, plan)
         result = result.model_copy(update={"pr_url": pr.html_url, "pr_number": pr.number})
         if self.board:
