@@ -332,3 +332,26 @@ def test_a_bad_selection_is_answered_in_a_comment(tmp_path: Path) -> None:
         assert len(comments) == 1
         assert "cannot select `phase 9`: not in this tasks.md: phase 9" in comments[0].body
         assert w.llm.requests == []
+
+
+def test_a_parallel_task_breaking_a_limit_fails_alone(tmp_path: Path) -> None:
+    tasks = "## Phase 1\n- [ ] T001 [P] Edit the CI workflow\n- [ ] T002 [P] Add greeter/hello.py\n"
+
+    def step(request: RecordedRequest) -> ScriptedReply:
+        task = task_of(request)
+        if len(request.json["messages"]) > 1:
+            return reply(finish(summary=f"{task} done"))
+        if task == "T001":
+            return reply(edit("create", ".github/workflows/ci.yml", file_text="on: push\n"))
+        path, src, _ = _module("T002")
+        return reply(edit("create", path, file_text=src))
+
+    with world(tmp_path, scripted(step, 12), files=BASE) as w:
+        seed(w, {TASKS_PATH: tasks})
+        result = implement_job(w)
+        states = {i["id"]: (i["status"], i["detail"]) for i in result.items}
+        assert states["T002"][0] == "done"
+        assert states["T001"][0] == "failed"
+        assert "limits.protected_paths: `.github/workflows/ci.yml`" in states["T001"][1]
+        pushed = git(w.remote, "log", "--format=", "--name-only", f"main..{BRANCH}").split()
+        assert ".github/workflows/ci.yml" not in pushed and "greeter/hello.py" in pushed
