@@ -355,3 +355,16 @@ def test_a_parallel_task_breaking_a_limit_fails_alone(tmp_path: Path) -> None:
         assert "limits.protected_paths: `.github/workflows/ci.yml`" in states["T001"][1]
         pushed = git(w.remote, "log", "--format=", "--name-only", f"main..{BRANCH}").split()
         assert ".github/workflows/ci.yml" not in pushed and "greeter/hello.py" in pushed
+
+
+def test_a_dry_run_records_the_pr_and_writes_nothing(tmp_path: Path) -> None:
+    with world(tmp_path, scripted(greeter_agent, 40), files=BASE) as w:
+        seed(w, {TASKS_PATH: DEPS})
+        head = git(w.remote, "rev-parse", BRANCH).strip()
+        from bot.workflows.implement import implement
+
+        result = implement(job(), w.env(dry_run=True, clock=SystemClock()))
+        assert result.status == JobStatus.SUCCESS, result.error
+        assert w.gh.writes() == []
+        assert git(w.remote, "rev-parse", BRANCH).strip() == head
+        assert any("open PR 001-greeter" in line for line in w.echoed), w.echoed

@@ -28,6 +28,7 @@ class ImplementRun(TaskWork):
         super().__init__(job, env)
         self.pr_number: int | None = None
         self.board: TaskBoard | None = None
+        self.opened = False  # this run opened the PR at its first checkpoint
 
     # --- entry -----------------------------------------------------------------------
 
@@ -70,10 +71,13 @@ class ImplementRun(TaskWork):
                 else:
                     self.run_parallel(ws, tasks_path, runnable, session)
                 self.env.push(ws, branch)  # checkpoint: a crash loses at most this batch
-                if self.board is None and self.done():
-                    # The first pushed work opens the PR, so the board has a place to live.
-                    self.pr_number = self.publish(branch, plan).number
-                    self.open_board(batches)
+                if self.pr_number is None and not self.opened and self.done():
+                    # The first pushed work opens the PR, so the board has a place to live
+                    # (a dry run's recorded PR has no number: no board, finish records again).
+                    self.opened = True
+                    self.pr_number = self.publish(branch, plan).number or None
+                    if self.pr_number is not None:
+                        self.open_board(batches)
             if self.board:
                 states = {
                     t.id: (self.outcomes[t.id].status, self.outcomes[t.id].detail) for t in batch
