@@ -368,3 +368,27 @@ def test_a_dry_run_records_the_pr_and_writes_nothing(tmp_path: Path) -> None:
         assert w.gh.writes() == []
         assert git(w.remote, "rev-parse", BRANCH).strip() == head
         assert any("open PR 001-greeter" in line for line in w.echoed), w.echoed
+
+
+def test_the_cli_takes_the_same_selection(tmp_path: Path) -> None:
+    from tests.e2e import fast_validation_yaml
+    from tests.test_cli_jobs import cli_env
+    from tests.test_cli_jobs import run as agentbot
+
+    config = {".github/agentbot.yml": fast_validation_yaml()}
+    with world(
+        tmp_path,
+        scripted(greeter_agent, 20),
+        files={**BASE, **config},
+        repo_yaml=config[".github/agentbot.yml"],
+    ) as w:
+        seed(w)
+        checkout = tmp_path / "checkout"
+        git(tmp_path, "clone", "--quiet", "--branch", BRANCH, w.remote.as_uri(), str(checkout))
+        env = cli_env(tmp_path, w.gh.url, w.llm.base_url)
+        proc = agentbot(["implement", TASKS_PATH, "T001", "--dry-run", "--json"], env, checkout)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        printed = json.loads(proc.stdout[proc.stdout.index("\n{") :])  # after the dry-run lines
+        assert [i["id"] for i in printed["items"]] == ["T001"]
+        assert {task_of(r) for r in w.llm.requests} == {"T001"}
+        assert w.gh.writes() == []
