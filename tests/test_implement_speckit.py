@@ -392,3 +392,16 @@ def test_the_cli_takes_the_same_selection(tmp_path: Path) -> None:
         assert [i["id"] for i in printed["items"]] == ["T001"]
         assert {task_of(r) for r in w.llm.requests} == {"T001"}
         assert w.gh.writes() == []
+
+
+def test_implement_on_a_pr_with_nothing_left_says_so_once(tmp_path: Path) -> None:
+    with world(tmp_path, [], files=BASE) as w:
+        seed(w, {TASKS_PATH: TASKS.replace("- [ ] T001", "- [x] T001")})
+        pr = w.gh.add_pull(REPO, head=BRANCH, user="alice")
+        result = implement_job(w, pr_job(pr.number, "phase 1"))
+        assert result.status == JobStatus.NEUTRAL
+        comments = w.gh.comments_on(REPO, pr.number)
+        assert [c.body for c in comments] == [
+            f"agentbot: nothing to do: every selected task in `{TASKS_PATH}` is ticked."
+        ]
+        assert w.gh.calls_to("PATCH", rf"/repos/{REPO}/pulls/\d+") == []

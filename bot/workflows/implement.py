@@ -154,6 +154,13 @@ class ImplementRun(TaskWork):
             f"{o.task.id}: {o.detail[:200]}" for o in self.outcomes.values() if o.status != "done"
         )
         result = self.finished(status, error=error)
+        if not self.outcomes and self.job.number is not None:
+            # Someone asked on the PR: answer, rather than leave them waiting for nothing.
+            self.gh.create_comment(
+                self.job.repo,
+                self.job.number,
+                f"agentbot: nothing to do: every selected task in `{self.tasks_path}` is ticked.",
+            )
         if not self.outcomes or (not done and self.pr_number is None):
             return result  # nothing ran (every box ticked): the PR stays as it is
         pr = self.publish(branch, plan)
