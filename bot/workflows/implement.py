@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from bot.errors import AgentbotError
+from bot.git import Workspace
 from bot.models import Job, JobResult, JobStatus
 from bot.models.github import PullRequest
 from bot.ports import JobEnv
 from bot.report import checklist_body, implement_pr_title, usage_line
+from bot.session import Session
 from bot.tasks_md import Task, TaskPlan, blockers, parse_tasks
 from bot.workflows.agents import concerns, open_session
 from bot.workflows.flow import Refused
@@ -56,34 +58,46 @@ class ImplementRun(TaskWork):
         if batches and self.pr_number is not None:
             self.open_board(batches)
         for index, batch in enumerate(batches, 1):
-            runnable = []
-            for t in batch:
-                if why := self.blocked(plan, t, selection):
-                    self.outcomes[t.id] = TaskOutcome(t, "skipped", why)
-                else:
-                    runnable.append(t)
-            if runnable:
-                if self.board:
-                    ids = [t.id for t in runnable]
-                    self.board.batch(index, len(batches), ids, self.budget.cost_usd)
-                if len(runnable) == 1:
-                    self.run_serial(ws, tasks_path, runnable[0], session)
-                else:
-                    self.run_parallel(ws, tasks_path, runnable, session)
-                self.env.push(ws, branch)  # checkpoint: a crash loses at most this batch
-                if self.pr_number is None and not self.opened and self.done():
-                    # The first pushed work opens the PR, so the board has a place to live
-                    # (a dry run's recorded PR has no number: no board, finish records again).
-                    self.opened = True
-                    self.pr_number = self.publish(branch, plan).number or None
-                    if self.pr_number is not None:
-                        self.open_board(batches)
-            if self.board:
-                states = {
-                    t.id: (self.outcomes[t.id].status, self.outcomes[t.id].detail) for t in batch
-                }
-                self.board.settle(states, self.budget.cost_usd)
+            self.run_batch(ws, branch, plan, selection, session, batch, (index, len(batches)))
         return self.finish(branch, plan)
+
+    def run_batch(
+        self,
+        ws: Workspace,
+        branch: str,
+        plan: TaskPlan,
+        selection: set[str] | None,
+        session: Session,
+        batch: list[Task],
+        place: tuple[int, int],
+    ) -> None:
+        """Run what of `batch` can run, push the checkpoint, and bring the board up to date."""
+        runnable = []
+        for t in batch:
+            if why := self.blocked(plan, t, selection):
+                self.outcomes[t.id] = TaskOutcome(t, "skipped", why)
+            else:
+                runnable.append(t)
+        if runnable:
+            if self.board:
+                self.board.batch(*place, [t.id for t in runnable], self.budget.cost_usd)
+            if len(runnable) == 1:
+                self.run_serial(ws, self.tasks_path, runnable[0], session)
+            else:
+                self.run_parallel(ws, self.tasks_path, runnable, session)
+            self.env.push(ws, branch)  # checkpoint: a crash loses at most this batch
+            if self.pr_number is None and not self.opened and self.done():
+                # The first pushed work opens the PR, so the board has a place to live
+                # (a dry run's recorded PR has no number: no board, finish records again).
+                self.opened = True
+                self.pr_number = self.publish(branch, plan).number or None
+                if self.pr_number is not None:
+                    self.open_board(plan.batches(only=selection))
+        if self.board:
+            outcomes = {t.id: self.outcomes[t.id] for t in batch}
+            self.board.settle(
+                {tid: (o.status, o.detail) for tid, o in outcomes.items()}, self.budget.cost_usd
+            )
 
     def open_board(self, batches: list[list[Task]]) -> None:
         """The sticky progress comment on the PR, listing the tasks this run works on."""
