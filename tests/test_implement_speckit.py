@@ -15,9 +15,12 @@ import pytest
 
 from bot.clock import SystemClock
 from bot.models import Job, JobKind, JobStatus
-from tests.e2e import REPO, World, world
+from bot.workflows.implement import implement
+from tests.e2e import REPO, World, fast_validation_yaml, world
 from tests.fakes.anthropic import RecordedRequest, ScriptedReply, finish, reply, tool_use
 from tests.fakes.gitrepo import commits, git, push_files, read_file
+from tests.test_cli_jobs import cli_env
+from tests.test_cli_jobs import run as agentbot
 
 pytestmark = pytest.mark.slow
 
@@ -173,6 +176,9 @@ def test_greeter_adjacent_parallel_tasks_merge_and_a_rerun_does_nothing(tmp_path
             assert ticks(w, c.sha) == [tid], c.subject
         final = read_file(w.remote, BRANCH, TASKS_PATH) or ""
         assert final == TASKS.replace("- [ ] T", "- [x] T")
+        for request in w.llm.requests:  # every task's every request carries the design
+            raw = request.body.decode("utf-8")
+            assert "PLAN-MARKER-tech-stack" in raw and "DATA-MODEL-MARKER" in raw
 
         # The PR branch, cloned afresh, passes its own tests.
         clone = tmp_path / "fresh"
@@ -198,8 +204,6 @@ def test_greeter_adjacent_parallel_tasks_merge_and_a_rerun_does_nothing(tmp_path
 
 
 def implement_job(w: World, j: Job | None = None) -> Any:
-    from bot.workflows.implement import implement
-
     return implement(j or job(), w.env(clock=SystemClock()))
 
 
@@ -361,8 +365,6 @@ def test_a_dry_run_records_the_pr_and_writes_nothing(tmp_path: Path) -> None:
     with world(tmp_path, scripted(greeter_agent, 40), files=BASE) as w:
         seed(w, {TASKS_PATH: DEPS})
         head = git(w.remote, "rev-parse", BRANCH).strip()
-        from bot.workflows.implement import implement
-
         result = implement(job(), w.env(dry_run=True, clock=SystemClock()))
         assert result.status == JobStatus.SUCCESS, result.error
         assert w.gh.writes() == []
@@ -371,10 +373,6 @@ def test_a_dry_run_records_the_pr_and_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_the_cli_takes_the_same_selection(tmp_path: Path) -> None:
-    from tests.e2e import fast_validation_yaml
-    from tests.test_cli_jobs import cli_env
-    from tests.test_cli_jobs import run as agentbot
-
     config = {".github/agentbot.yml": fast_validation_yaml()}
     with world(
         tmp_path,
