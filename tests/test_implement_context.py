@@ -7,7 +7,7 @@ from pathlib import Path
 
 from bot.git import Workspace
 from bot.roles.implementer import DOC_CHARS, DOCS_CHARS, build_task, design_context
-from bot.workflows.tasks_file import design_docs
+from bot.workflows.tasks_file import READ_LIMIT, design_docs
 
 
 def repo(tmp_path: Path, files: dict[str, str]) -> Workspace:
@@ -35,15 +35,21 @@ def test_the_feature_directory_documents_in_spec_kit_order(tmp_path: Path) -> No
         },
     )
     (ws.path / "specs/001/research.md").symlink_to(tmp_path / "secret.md")
+    with (ws.path / "specs/001/data-model.md").open("wb") as huge:
+        huge.truncate(READ_LIMIT + 1)  # sparse: never read
     got = design_docs(ws, "specs/001/tasks.md")
     assert [p for p, _ in got] == [
         "specs/001/plan.md",
         "specs/001/spec.md",
+        "specs/001/data-model.md",
         "specs/001/quickstart.md",
         "specs/001/contracts/b.yaml",
         "specs/001/contracts/nested/a.md",
     ]
     assert dict(got)["specs/001/plan.md"] == "plan"
+    assert dict(got)["specs/001/data-model.md"] == (
+        f"[agentbot: specs/001/data-model.md is {READ_LIMIT + 1:,} bytes, too big to include here.]"
+    )
 
 
 def test_long_documents_are_cut_with_a_note_and_the_rest_named() -> None:

@@ -31,6 +31,8 @@ def find_tasks(ws: Workspace, named: str) -> str:
 
 DESIGN_DOCS = ("plan.md", "spec.md", "data-model.md", "research.md", "quickstart.md")
 """Spec Kit's design documents next to tasks.md, in the order `/implement` reads them."""
+READ_LIMIT = 4_000_000
+"""A design document larger than this (bytes) is named, not read."""
 
 
 def design_docs(ws: Workspace, tasks_path: str) -> list[tuple[str, str]]:
@@ -49,6 +51,10 @@ def design_docs(ws: Workspace, tasks_path: str) -> list[tuple[str, str]]:
         if not path.is_file() or not path.resolve().is_relative_to(root):
             continue
         rel = path.relative_to(ws.path).as_posix()
+        size = path.stat().st_size
+        if size > READ_LIMIT:  # not read at all: a hostile branch must not fill the memory
+            docs.append((rel, f"[agentbot: {rel} is {size:,} bytes, too big to include here.]"))
+            continue
         docs.append((rel, path.read_bytes().decode("utf-8", "replace")))
     return docs
 
