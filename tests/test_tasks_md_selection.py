@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bot.errors import TaskParseError
@@ -82,3 +84,20 @@ def test_unticked_dependencies_outside_the_selection_block_a_task() -> None:
     assert blockers(PLAN, "T013", chosen) == []  # T001 is ticked
     assert blockers(PLAN, "T011a", select(PLAN, parse_selection("T010-T011"))) == []
     assert blockers(PLAN, "T012", None) == []
+
+
+REAL = sorted(p for p in (Path(__file__).parent / "data" / "tasks_md").rglob("*.tasks.md"))
+
+
+@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name)
+def test_every_phase_and_story_of_a_real_file_can_be_selected(path: Path) -> None:
+    plan = parse_tasks(path.read_text(encoding="utf-8"))
+    for phase in plan.phases:
+        if phase.number is not None:
+            want = {t.id for t in plan.tasks if t.phase == phase.index}
+            assert select(plan, parse_selection(f"phase {phase.number}")) == want
+    for story in {t.story for t in plan.tasks if t.story}:
+        want = {t.id for t in plan.tasks if t.story == story}
+        assert select(plan, parse_selection(story.lower())) == want
+    ids = ",".join(t.id for t in plan.tasks)
+    assert select(plan, parse_selection(ids)) == {t.id for t in plan.tasks}
