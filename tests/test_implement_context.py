@@ -35,6 +35,9 @@ def test_the_feature_directory_documents_in_spec_kit_order(tmp_path: Path) -> No
         },
     )
     (ws.path / "specs/001/research.md").symlink_to(tmp_path / "secret.md")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "leak.md").write_text("OUTSIDE")
+    (ws.path / "specs/001/contracts/linked").symlink_to(tmp_path / "elsewhere")
     with (ws.path / "specs/001/data-model.md").open("wb") as huge:
         huge.truncate(READ_LIMIT + 1)  # sparse: never read
     got = design_docs(ws, "specs/001/tasks.md")
@@ -47,8 +50,10 @@ def test_the_feature_directory_documents_in_spec_kit_order(tmp_path: Path) -> No
         "specs/001/contracts/nested/a.md",
     ]
     assert dict(got)["specs/001/plan.md"] == "plan"
+    assert "OUTSIDE" not in str(got)
     assert dict(got)["specs/001/data-model.md"] == (
-        f"[agentbot: specs/001/data-model.md is {READ_LIMIT + 1:,} bytes, too big to include here.]"
+        "[agentbot: specs/001/data-model.md is not included here:"
+        f" specs/001/data-model.md: {READ_LIMIT + 1} bytes, over {READ_LIMIT}]"
     )
 
 

@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
 
+from bot import treefs
 from bot.errors import AgentError, GitError, LimitsExceeded, OutboundRefused
 from bot.git import Workspace
 from bot.models import AgentResult, AgentStatus, Job, ValidationReport
@@ -128,7 +129,6 @@ class TaskWork(Flow):
             except AgentError as exc:
                 detail = str(exc)
             if not detail:
-                self.keep_tasks_file(ws, task, start)  # a Fixer round may have ticked it
                 self.log(
                     f"task {task.id} finished t={self.env.clock.monotonic():.3f} (try {attempt})"
                 )
@@ -169,6 +169,7 @@ class TaskWork(Flow):
             gate = report.failing_gate
             out = gate.command_result.output[-2000:] if gate and gate.command_result else ""
             return f"validation failed at {gate.gate_name if gate else 'test'}: {out}"
+        self.keep_tasks_file(ws, task, start)  # a Fixer round may have ticked it
         return ""
 
     def keep_tasks_file(self, ws: Workspace, task: Task, start: str) -> None:
@@ -177,9 +178,12 @@ class TaskWork(Flow):
         Agents tick their own box despite the prompt; two adjacent `[P]` ticks made in two
         worktrees then conflict when the second task's changes come back (issue #16).
         """
-        if ws.git("diff", "--name-only", start, "--", self.tasks_path).strip():
-            self.log(f"task {task.id}: its edits to {self.tasks_path} were dropped")
-            ws.git("checkout", start, "--", self.tasks_path)
+        try:
+            if ws.git("diff", "--name-only", start, "--", self.tasks_path).strip():
+                self.log(f"task {task.id}: its edits to {self.tasks_path} were dropped")
+                ws.git("checkout", start, "--", self.tasks_path)
+        except GitError as exc:  # e.g. its folder turned into a link: this try failed
+            raise AgentError(f"{self.tasks_path} could not be restored: {exc}") from exc
 
     def repair(
         self, ws: Workspace, task: Task, failing: ValidationReport, session: Session
@@ -205,8 +209,12 @@ class TaskWork(Flow):
         judged as it would be pushed, and dropped (the task failed) if it breaks a limit."""
         find_tasks(ws, tasks_path)  # the agent may have made it a symlink to a file outside
         before = ws.head_sha()
-        file = ws.path / tasks_path
-        file.write_bytes(tick(file.read_bytes().decode("utf-8"), task.id).encode("utf-8"))
+        try:  # never through a link an agent or a test left (bot.treefs)
+            text = treefs.read_text(ws.path, tasks_path)
+        except OSError as exc:
+            ws.reset_hard(before, clean=True)
+            return TaskOutcome(task, "failed", f"{tasks_path} could not be ticked: {exc}")
+        treefs.write_bytes(ws.path, tasks_path, tick(text, task.id).encode("utf-8"))
         sha = ws.commit(task_commit_message(task.id, task.description))
         try:
             refuse(self.guard.violations(ws, sha, base=before))

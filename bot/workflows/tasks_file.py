@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import posixpath
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from bot import treefs
 from bot.errors import AgentbotError, TaskParseError
 from bot.git import Workspace
 from bot.tasks_md import TaskPlan, parse_selection, select
@@ -38,24 +42,25 @@ READ_LIMIT = 4_000_000
 def design_docs(ws: Workspace, tasks_path: str) -> list[tuple[str, str]]:
     """`(path, text)` of the feature directory's design documents and `contracts/*` that exist.
 
-    Only regular files inside the repository are read (a symlink out is skipped).
+    Read without following any link (`bot.treefs`): a linked file or folder is skipped, a
+    file over `READ_LIMIT` bytes is named instead of read.
     """
-    root = ws.path.resolve()
-    folder = (ws.path / tasks_path).parent
-    found = [folder / name for name in DESIGN_DOCS]
-    contracts = folder / "contracts"
-    if contracts.is_dir():
-        found += sorted(p for p in contracts.rglob("*") if p.is_file())
+    folder = posixpath.dirname(tasks_path)
+    found = [posixpath.join(folder, name) for name in DESIGN_DOCS]
+    contracts = posixpath.join(folder, "contracts")
+    if treefs.kind(ws.path, contracts) == "dir":
+        for top, dirs, files in os.walk(ws.path / contracts):  # links to folders not entered
+            dirs.sort()
+            base = Path(top).relative_to(ws.path).as_posix()
+            found += [posixpath.join(base, name) for name in sorted(files)]
     docs: list[tuple[str, str]] = []
-    for path in found:
-        if not path.is_file() or not path.resolve().is_relative_to(root):
+    for rel in found:
+        if treefs.kind(ws.path, rel) != "file":
             continue
-        rel = path.relative_to(ws.path).as_posix()
-        size = path.stat().st_size
-        if size > READ_LIMIT:  # not read at all: a hostile branch must not fill the memory
-            docs.append((rel, f"[agentbot: {rel} is {size:,} bytes, too big to include here.]"))
-            continue
-        docs.append((rel, path.read_bytes().decode("utf-8", "replace")))
+        try:
+            docs.append((rel, treefs.read_text(ws.path, rel, limit=READ_LIMIT)))
+        except OSError as exc:  # too big, or swapped for a link since
+            docs.append((rel, f"[agentbot: {rel} is not included here: {exc}]"))
     return docs
 
 
