@@ -2,9 +2,11 @@
 # Build: docker build -t agentbot .   Run: see "Run as a GitHub App (Docker)" in README.md.
 FROM python:3.11-slim
 
-# git: workers clone, commit and push in local execution mode.
+# git: workers clone, commit and push in local execution mode. bubblewrap: the sandbox every
+# job's agent and repository code run in (App mode refuses to run a job without it; the
+# container needs `--security-opt seccomp=unconfined` or a user-namespace-friendly profile).
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends git ca-certificates \
+    && apt-get install -y --no-install-recommends git ca-certificates bubblewrap \
     && rm -rf /var/lib/apt/lists/*
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -26,9 +28,8 @@ RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin agentbot \
 USER agentbot
 WORKDIR /data
 
-# Queue, workspaces and the generated webhook secret live on the /data volume.
-ENV AGENTBOT_DATA_DIR=/data/.agentbot \
-    AGENTBOT_QUEUE=sqlite:////data/agentbot.db
+# Queue (/data/agentbot.db), workspaces and the generated webhook secret live on /data.
+ENV AGENTBOT_DATA_DIR=/data
 VOLUME ["/data"]
 
 EXPOSE 8080

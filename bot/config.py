@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
 from pydantic import ValidationError as PydanticValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -23,6 +32,18 @@ PERMISSION_RANK: dict[str, int] = {
     "maintain": 4,
     "admin": 5,
 }
+
+
+CONNECT_RETRY_SECONDS = 20.0
+"""How long (seconds, in all) a host that cannot be reached is retried before the job fails;
+a connection attempt itself times out after 5 s, so a failure is named within ~25 s."""
+
+
+def default_data_dir() -> Path:
+    """`$XDG_DATA_HOME/agentbot`, else `~/.local/share/agentbot`: the same wherever started."""
+    xdg = os.environ.get("XDG_DATA_HOME")
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".local" / "share"
+    return base / "agentbot"
 
 
 def _env(*names: str) -> Any:
@@ -53,16 +74,32 @@ class Settings(BaseSettings):
     llm_base_url: str | None = _env("AGENTBOT_LLM_BASE_URL")
     llm_api_key: SecretStr | None = _env("AGENTBOT_LLM_API_KEY")
     model: str | None = _env("AGENTBOT_MODEL")
-    queue: str = Field(
-        default="sqlite:///./agentbot.db", validation_alias=AliasChoices("AGENTBOT_QUEUE")
-    )
+    queue: str = Field(default="", validation_alias=AliasChoices("AGENTBOT_QUEUE"))
+    """A queue URL; unset means `sqlite:///<data dir>/agentbot.db`."""
     data_dir: Path = Field(
-        default=Path(".agentbot"), validation_alias=AliasChoices("AGENTBOT_DATA_DIR")
+        default_factory=default_data_dir, validation_alias=AliasChoices("AGENTBOT_DATA_DIR")
+    )
+    """Where the queue, the webhook secret and job data live; absolute, whatever the cwd."""
+    connect_retry_seconds: float = Field(
+        default=CONNECT_RETRY_SECONDS,
+        gt=0,
+        validation_alias=AliasChoices("AGENTBOT_CONNECT_RETRY_SECONDS"),
     )
     sandbox: Literal["auto", "none"] = Field(
         default="auto", validation_alias=AliasChoices("AGENTBOT_SANDBOX")
     )
     """`auto`: bubblewrap where it works; `none`: jobs run unsandboxed (unsafe)."""
+
+    @field_validator("data_dir")
+    @classmethod
+    def _absolute(cls, value: Path) -> Path:
+        return value.expanduser().resolve()
+
+    @model_validator(mode="after")
+    def _queue_in_data_dir(self) -> Settings:
+        if not self.queue:
+            self.queue = f"sqlite:///{self.data_dir / 'agentbot.db'}"
+        return self
 
     def app_private_key(self) -> str | None:
         """The App's PEM key, from the variable or the file it names."""

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.config import RepoConfig, Settings
-from bot.errors import NoCredentials
+from bot.errors import ConfigError, NoCredentials
 from bot.ports import GitHubFor, GitHubPort, Handler, JobEnv, push_branch
 from bot.ports.recording import RecordingGitHub, RecordingPush
 
@@ -30,7 +30,11 @@ def github_for(settings: Settings) -> GitHubFor | None:
 
     key = settings.app_private_key()
     if settings.github_app_id and key:
-        root = GitHub(auth=AppAuth(settings.github_app_id, key), api_url=settings.github_api_url)
+        root = GitHub(
+            auth=AppAuth(settings.github_app_id, key),
+            api_url=settings.github_api_url,
+            connect_retry_seconds=settings.connect_retry_seconds,
+        )
 
         def for_app(installation: int | None, repo: str) -> GitHubPort:
             return root.for_installation(
@@ -42,6 +46,7 @@ def github_for(settings: Settings) -> GitHubFor | None:
         client = GitHub(
             auth=TokenAuth(settings.github_token.get_secret_value()),
             api_url=settings.github_api_url,
+            connect_retry_seconds=settings.connect_retry_seconds,
         )
         return lambda installation, repo: client
     return None
@@ -70,14 +75,22 @@ def llm_factory(settings: Settings) -> Callable[[str], LLM]:
                 model=chosen,
                 api_key=key.get_secret_value() if key else "",
                 base_url=settings.anthropic_base_url,
+                connect_retry_seconds=settings.connect_retry_seconds,
             )
         else:
+            if not settings.llm_base_url:
+                raise ConfigError(
+                    "the openai-compatible provider needs its API's URL: set"
+                    " AGENTBOT_LLM_BASE_URL (e.g. https://api.openai.com/v1)",
+                    path="AGENTBOT_LLM_BASE_URL",
+                )
             key = settings.llm_api_key
             cfg = LLMProviderConfig(
                 provider="custom",
                 model=chosen,
                 api_key=key.get_secret_value() if key else "",
                 base_url=settings.llm_base_url,
+                connect_retry_seconds=settings.connect_retry_seconds,
             )
         return make_llm(cfg)
 

@@ -167,7 +167,7 @@ def test_unreachable_github_is_retried_then_reported() -> None:
     [
         ("GET", httpx.ReadTimeout("slow"), "network"),
         ("PATCH", httpx.RemoteProtocolError("eof"), "network"),
-        ("POST", httpx.ConnectError("refused"), "network"),
+        ("POST", httpx.ConnectError("refused"), "unreachable"),
         # The POST may have reached GitHub: repeating it could post a second comment.
         ("POST", httpx.ReadTimeout("slow"), "fatal"),
     ],

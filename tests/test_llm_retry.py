@@ -165,7 +165,7 @@ def test_connection_errors_are_retried_then_named(provider: str) -> None:
             provider=provider,
         )
 
-    with pytest.raises(LLMError, match="connection error") as info:
+    with pytest.raises(LLMError, match=r"cannot reach 127\.0\.0\.1: ConnectError") as info:
         call(llm)
 
     assert info.value.provider == provider and info.value.status is None

@@ -260,7 +260,7 @@ def test_serve_runs_out_of_the_box_without_credentials(tmp_path: Path) -> None:
             time.sleep(0.1)
         assert job["state"] == "dead"
         assert job["error"].startswith("no GitHub credentials configured")
-        assert (tmp_path / "agentbot.db").exists()  # the default queue, in the cwd
+        assert (tmp_path / "data" / "agentbot.db").exists()  # the default queue, in the data dir
     finally:
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=20)

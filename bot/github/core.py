@@ -19,10 +19,18 @@ from githubkit.response import Response
 from tenacity import RetryCallState, Retrying, retry_if_exception
 
 from bot.clock import Clock, SystemClock
+from bot.config import CONNECT_RETRY_SECONDS
 from bot.errors import GitHubError
 from bot.github.auth import AppAuth, TokenAuth
 from bot.github.pacing import WRITE_METHODS, WritePacer
-from bot.github.retry import Backoff, classify, request_of, request_path
+from bot.github.retry import (
+    CONNECT_TIMEOUT,
+    Backoff,
+    classify,
+    request_host,
+    request_of,
+    request_path,
+)
 from bot.outbound.text import TextGuard
 
 log = logging.getLogger("agentbot.github")
@@ -47,7 +55,7 @@ class _Shared:
             base_url=api_url,
             ssl_verify=httpx.create_ssl_context(),
             user_agent="agentbot",
-            timeout=30.0,
+            timeout=httpx.Timeout(30.0, connect=CONNECT_TIMEOUT),
             auto_retry=False,
             http_cache=False,
         )
@@ -98,8 +106,11 @@ class RestCore:
         clock: Clock | None = None,
         installation_id: int | None = None,
         max_retry_seconds: float = 600.0,
+        connect_retry_seconds: float = CONNECT_RETRY_SECONDS,
     ) -> None:
         self.auth = auth
+        self.connect_retry_seconds = connect_retry_seconds
+        """How long GitHub unreachable (refused, DNS, TLS) is retried in all, per call."""
         self.api_url = api_url.rstrip("/")
         self.clock: Clock = clock or SystemClock()
         self.installation_id = installation_id
@@ -149,6 +160,8 @@ class RestCore:
                     as_app=True,
                 )
             except GitHubError as exc:
+                if exc.status is None:
+                    raise  # unreachable: the installation and key are not in question
                 raise AppTokenError(
                     f"no access token for App installation {installation_id} "
                     f"(is the App installed there, with this key?): {exc}",
@@ -200,12 +213,17 @@ class RestCore:
     ) -> Response[Any]:
         """Send one request, retrying 5xx, network errors and rate limits within the budget."""
         backoff = Backoff()
+        started = self.clock.monotonic()
 
         def wait(state: RetryCallState) -> float:
             exc = _exception(state)
             return backoff.delay(exc, classify(exc, method), self.clock.now())
 
         def stop(state: RetryCallState) -> bool:
+            if classify(_exception(state), method).kind == "unreachable":
+                elapsed = self.clock.monotonic() - started
+                bound = min(self.connect_retry_seconds, self.max_retry_seconds)
+                return elapsed + state.upcoming_sleep > bound
             return state.idle_for + state.upcoming_sleep > self.max_retry_seconds
 
         def before_sleep(state: RetryCallState) -> None:
@@ -255,6 +273,14 @@ class RestCore:
         failure = classify(exc, method)
         request = request_of(exc)
         url = str(request.url) if request is not None else ""
+        if failure.kind == "unreachable":
+            return GitHubError(
+                f"cannot reach {request_host(exc)}: {failure.message} (GitHub {method}"
+                f" {request_path(exc)}); check the network, proxy and GITHUB_API_URL",
+                method=method,
+                url=url,
+                retry_after=retry_after,
+            )
         if retry_after is not None:
             waited = f" (gave up retrying; try again in {retry_after:.0f} s)"
         else:

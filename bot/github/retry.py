@@ -22,6 +22,10 @@ RATE_LIMIT_FLOOR = 1.0
 
 # Errors raised before any byte reached GitHub: safe to retry even for a POST.
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+# No connection at all (refused, DNS, TLS handshake, connect timeout): retried briefly only.
+_UNREACHABLE = (httpx.ConnectError, httpx.ConnectTimeout)
+CONNECT_TIMEOUT = 5.0
+"""Seconds to open a connection to GitHub (TLS included)."""
 
 
 @dataclass(frozen=True)
@@ -29,7 +33,7 @@ class Failure:
     """One failed attempt, classified."""
 
     kind: str
-    """`retry_after`, `primary`, `secondary`, `server`, `network`, or `fatal`."""
+    """`retry_after`, `primary`, `secondary`, `server`, `network`, `unreachable` or `fatal`."""
     status: int | None
     message: str
 
@@ -70,6 +74,8 @@ def classify(exc: BaseException, method: str) -> Failure:
         return Failure("fatal", status, message)
     if isinstance(exc, RequestError):
         cause = exc.exc
+        if isinstance(cause, _UNREACHABLE):
+            return Failure("unreachable", None, f"{type(cause).__name__}: {cause}")
         # A POST that may have reached GitHub is not repeated: it could create a duplicate.
         if method != "POST" or isinstance(cause, _NOT_SENT):
             return Failure("network", None, f"{type(cause).__name__}: {cause}")
@@ -111,6 +117,15 @@ def request_of(exc: BaseException) -> httpx.Request | None:
         if isinstance(request, httpx.Request):
             return request
     return None
+
+
+def request_host(exc: BaseException) -> str:
+    """The host (and port, when not the default) a failed attempt was sent to."""
+    request = request_of(exc)
+    if request is None:
+        return "?"
+    url = request.url
+    return f"{url.host}:{url.port}" if url.port else url.host
 
 
 def request_path(exc: BaseException) -> str:

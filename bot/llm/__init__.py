@@ -42,6 +42,7 @@ def make_llm(cfg: LLMProviderConfig, *, clock: Clock | None = None) -> LLM:
         max_retries=cfg.max_retries,
         timeout=float(cfg.timeout),
         temperature=cfg.temperature,
+        connect_retry_seconds=cfg.connect_retry_seconds,
     )
     if cfg.provider == "anthropic":
         return AnthropicLLM(base_url=cfg.base_url, **common)
@@ -59,3 +60,4 @@ class _Common(TypedDict):
     max_retries: int
     timeout: float
     temperature: float | None
+    connect_retry_seconds: float

@@ -8,9 +8,18 @@ from typing import Any, Generic, TypeVar
 
 from bot.clock import Clock, SystemClock
 from bot.llm.port import Reply
-from bot.llm.retry import call_with_retries, sdk_classifier
+from bot.llm.retry import call_with_retries, host_of, sdk_classifier
 
 R = TypeVar("R")
+T = TypeVar("T")
+
+CONNECT_TIMEOUT = 5.0
+"""Seconds to open a connection (TLS included): an unreachable host fails fast."""
+
+
+def connect_timeout(timeout_type: Callable[..., T], total: float) -> T:
+    """The SDK's timeout (its own `Timeout` class): `total` for a reply, a short connect."""
+    return timeout_type(total, connect=min(CONNECT_TIMEOUT, total))
 
 
 class SDKAdapter(ABC, Generic[R]):
@@ -32,8 +41,12 @@ class SDKAdapter(ABC, Generic[R]):
         temperature: float | None,
         status_error: type[Exception],
         connection_error: type[Exception],
+        base_url: str,
+        connect_retry_seconds: float,
     ) -> None:
         self.model = model
+        self.host = host_of(base_url)
+        self.connect_retry_seconds = connect_retry_seconds
         self.temperature = temperature
         self.max_retries = max_retries
         self._clock = clock or SystemClock()
@@ -57,6 +70,8 @@ class SDKAdapter(ABC, Generic[R]):
             clock=self._clock,
             max_retries=self.max_retries,
             classify=self._classify,
+            host=self.host,
+            connect_retry_seconds=self.connect_retry_seconds,
         )
         return self._reply(response)
 

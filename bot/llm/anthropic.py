@@ -6,7 +6,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from bot.clock import Clock
-from bot.llm.adapter import SDKAdapter
+from bot.config import CONNECT_RETRY_SECONDS
+from bot.llm.adapter import SDKAdapter, connect_timeout
 from bot.llm.port import ContentBlock, Reply, StopReason, TextBlock, ToolUseBlock
 from bot.models import Usage
 
@@ -43,6 +44,7 @@ class AnthropicLLM(SDKAdapter["Message"]):
         timeout: float = 600.0,
         cache: bool = True,
         temperature: float | None = None,
+        connect_retry_seconds: float = CONNECT_RETRY_SECONDS,
     ) -> None:
         # The SDK is imported here, not at module level: it reads the environment on import.
         import anthropic
@@ -55,6 +57,8 @@ class AnthropicLLM(SDKAdapter["Message"]):
             temperature=temperature,
             status_error=anthropic.APIStatusError,
             connection_error=anthropic.APIConnectionError,
+            base_url=base_url or DEFAULT_BASE_URL,
+            connect_retry_seconds=connect_retry_seconds,
         )
         self.cache = cache
         self._message_type = Message
@@ -63,7 +67,7 @@ class AnthropicLLM(SDKAdapter["Message"]):
             api_key=api_key,
             base_url=base_url or DEFAULT_BASE_URL,
             max_retries=0,
-            timeout=timeout,
+            timeout=connect_timeout(anthropic.Timeout, timeout),
         )
 
     def request_body(

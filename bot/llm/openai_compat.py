@@ -12,8 +12,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from bot.clock import Clock
+from bot.config import CONNECT_RETRY_SECONDS
 from bot.errors import LLMError
-from bot.llm.adapter import SDKAdapter
+from bot.llm.adapter import SDKAdapter, connect_timeout
 from bot.llm.port import ContentBlock, Reply, StopReason, TextBlock, ToolUseBlock
 from bot.llm.schemas import function_tool_schemas
 from bot.models import Usage
@@ -48,6 +49,7 @@ class OpenAICompatLLM(SDKAdapter["ChatCompletion"]):
         timeout: float = 600.0,
         provider: str = "openai",
         temperature: float | None = None,
+        connect_retry_seconds: float = CONNECT_RETRY_SECONDS,
     ) -> None:
         # The SDK is imported here, not at module level: it reads the environment on import.
         import openai
@@ -60,10 +62,15 @@ class OpenAICompatLLM(SDKAdapter["ChatCompletion"]):
             temperature=temperature,
             status_error=openai.APIStatusError,
             connection_error=openai.APIConnectionError,
+            base_url=base_url,
+            connect_retry_seconds=connect_retry_seconds,
         )
         self._omit = openai.omit
         self._client = openai.OpenAI(
-            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=0,
+            timeout=connect_timeout(openai.Timeout, timeout),
         )
 
     def _prepare(

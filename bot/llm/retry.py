@@ -4,6 +4,8 @@ Retryable: HTTP 429, 529, any 5xx, and connection errors (timeouts included). Ev
 provider error (400, 401, 403, 404, 413…) fails at once. The wait is the server's
 `retry-after-ms` (preferred) or `retry-after` header, else exponential backoff
 (1 s, 2 s, 4 s… capped at 60 s, no jitter: few workers, and tests stay exact).
+A host that cannot be reached at all (refused, DNS, TLS) is retried only for
+`connect_retry_seconds` in all, then fails with "cannot reach <host>: <cause>".
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+from tenacity import RetryCallState, Retrying, retry_if_exception
 
 from bot.clock import Clock
+from bot.config import CONNECT_RETRY_SECONDS
 from bot.errors import LLMError
 
 T = TypeVar("T")
@@ -40,7 +44,14 @@ class ProviderFailure:
     retryable: bool
     retry_after: float | None = None
     """Seconds the server asked us to wait, if it said."""
+    unreachable: bool = False
+    """No connection was made (refused, DNS, TLS, connect timeout): the short bound applies."""
+    cause: str = ""
+    """For an unreachable host, the low-level reason (`ConnectError: …`)."""
 
+
+_UNREACHABLE = ("ConnectError", "ConnectTimeout")
+"""httpx's (or the SDK's vendored httpx2's) errors for a connection never made."""
 
 Classifier = Callable[[BaseException], ProviderFailure | None]
 """Maps an exception to a ProviderFailure, or None when it is not a provider error."""
@@ -107,7 +118,11 @@ def sdk_classifier(
             cause = exc.__cause__ or exc.__context__
             reason = f"{exc} ({type(cause).__name__}: {cause})" if cause else str(exc)
             return ProviderFailure(
-                status=None, message=f"connection error: {reason}", retryable=True
+                status=None,
+                message=f"connection error: {reason}",
+                retryable=True,
+                unreachable=type(cause).__name__ in _UNREACHABLE,
+                cause=f"{type(cause).__name__}: {cause}" if cause else str(exc),
             )
         return None
 
@@ -122,8 +137,11 @@ def call_with_retries(
     clock: Clock,
     max_retries: int,
     classify: Classifier,
+    host: str = "",
+    connect_retry_seconds: float = CONNECT_RETRY_SECONDS,
 ) -> T:
     """Run `call`, retrying retryable provider failures; raise LLMError when they run out."""
+    started = clock.monotonic()
 
     def failure_of(state: RetryCallState) -> ProviderFailure | None:
         exc = state.outcome.exception() if state.outcome else None
@@ -152,8 +170,15 @@ def call_with_retries(
         failure = classify(exc)
         return failure is not None and failure.retryable
 
+    def unreachable_too_long(state: RetryCallState) -> bool:
+        failure = failure_of(state)
+        if failure is None or not failure.unreachable:
+            return False
+        upcoming = min(BACKOFF_FIRST * 2.0 ** (state.attempt_number - 1), BACKOFF_MAX)
+        return clock.monotonic() - started + upcoming > connect_retry_seconds
+
     retrying = Retrying(
-        stop=stop_after_attempt(max_retries + 1),
+        stop=lambda state: state.attempt_number > max_retries or unreachable_too_long(state),
         wait=wait,
         retry=retry_if_exception(retryable),
         sleep=clock.sleep,
@@ -167,6 +192,13 @@ def call_with_retries(
         if failure is None:
             raise
         attempts = int(retrying.statistics.get("attempt_number", 1))
+        if failure.unreachable:
+            raise LLMError(
+                f"cannot reach {host or provider}: {failure.cause} "
+                f"({provider}, {attempts} attempts); check the network, proxy and base URL",
+                provider=provider,
+                status=None,
+            ) from exc
         if failure.retryable:
             what = f"failed after {attempts} attempts"
             advice = "the provider is unavailable; retry the job later"
@@ -178,6 +210,11 @@ def call_with_retries(
             provider=provider,
             status=failure.status,
         ) from exc
+
+
+def host_of(base_url: str) -> str:
+    """The host a base URL names (`api.anthropic.com`), for messages."""
+    return urlsplit(base_url).hostname or base_url
 
 
 def _advice(status: int | None) -> str:

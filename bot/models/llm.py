@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
 from bot.models.base import Model
 
 PROVIDER_URLS: dict[str, str] = {
+    "anthropic": "https://api.anthropic.com",
     "openai": "https://api.openai.com/v1",
     "perplexity": "https://api.perplexity.ai",
     "deepseek": "https://api.deepseek.com/v1",
@@ -27,14 +28,21 @@ class LLMProviderConfig(Model):
     timeout: int = Field(default=120, gt=0)
     max_retries: int = Field(default=4, ge=0)
     """Retries of 429/529/5xx/connection errors before the job fails."""
+    connect_retry_seconds: float = Field(default=20.0, gt=0)
+    """How long an unreachable host (refused, DNS, TLS) is retried, in all."""
 
-    @model_validator(mode="after")
-    def _default_base_url(self) -> LLMProviderConfig:
-        if self.base_url is None:
-            if self.provider == "custom":
+    @model_validator(mode="before")
+    @classmethod
+    def _default_base_url(cls, data: Any) -> Any:
+        # Filled in before validation: assigning in an after-validator re-runs validation
+        # (validate_assignment) and, with no URL to assign, recursed forever.
+        if isinstance(data, dict) and not data.get("base_url"):
+            provider = data.get("provider")
+            if provider == "custom":
                 raise ValueError("provider 'custom' needs an explicit base_url")
-            self.base_url = PROVIDER_URLS.get(self.provider)
-        return self
+            if isinstance(provider, str) and provider in PROVIDER_URLS:
+                data = {**data, "base_url": PROVIDER_URLS[provider]}
+        return data
 
 
 class Usage(Model):

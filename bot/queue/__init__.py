@@ -228,7 +228,14 @@ def open_queue(
             )
         return SqliteQueue(path, clock=clock, max_attempts=max_attempts)
     if scheme in ("postgresql", "postgres"):
-        from bot.queue.postgres import PostgresQueue
+        try:
+            from bot.queue.postgres import PostgresQueue
+        except ModuleNotFoundError as exc:
+            raise ConfigError(
+                f"a PostgreSQL queue needs the postgres extra ({exc.name} is not installed):"
+                " pip install 'agentbot[postgres]', or unset AGENTBOT_QUEUE for SQLite",
+                path="AGENTBOT_QUEUE",
+            ) from exc
 
         parts = urlsplit(url)
         query = parse_qs(parts.query)
