@@ -116,6 +116,22 @@ class Settings(BaseSettings):
         return None
 
 
+def load_settings() -> Settings:
+    """Settings from the environment; a bad value is a ConfigError naming its variable."""
+    try:
+        return Settings()
+    except PydanticValidationError as exc:
+        err = exc.errors()[0]
+        name = str(err["loc"][0]) if err["loc"] else ""
+        field = Settings.model_fields.get(name)
+        alias = field.validation_alias if field is not None else None
+        if isinstance(alias, AliasChoices):
+            name = str(alias.choices[0])
+        got = err.get("input")
+        shown = f" (got {got!r})" if isinstance(got, str | int | float) else ""
+        raise ConfigError(f"{err['msg']}{shown}; fix or unset it", path=name) from None
+
+
 # --- .github/agentbot.yml ------------------------------------------------------------------
 
 
@@ -254,7 +270,14 @@ class RepoConfig(_Section):
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = mark.line + 1 if mark is not None else None
-            raise ConfigError(f"{source}: not valid YAML: {exc}", line=line) from exc
+            # PyYAML's own text names the input `"<unicode string>"`: say it in our words.
+            problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
+            context = getattr(exc, "context", None)
+            where = f"{source}:{line}:{mark.column + 1}" if mark is not None else source
+            detail = f"{problem} ({context})" if context else problem
+            error = ConfigError(f"{where}: not valid YAML: {detail}")
+            error.line = line
+            raise error from None
         if data is None:
             return cls()
         if not isinstance(data, dict):

@@ -23,7 +23,10 @@ class ConfigError(AgentbotError):
     """A setting or `.github/agentbot.yml` key is missing, unknown or of the wrong type."""
 
     def __init__(self, message: str, *, path: str = "", line: int | None = None) -> None:
-        where = path + (f" (line {line})" if line is not None else "")
+        if path:
+            where = path + (f" (line {line})" if line is not None else "")
+        else:
+            where = f"line {line}" if line is not None else ""
         super().__init__(f"{where}: {message}" if where else message)
         self.path = path
         self.line = line

@@ -7,15 +7,19 @@ Each subcommand lives in a module of this package that decorates the shared `app
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import sys
+import traceback
+from typing import Any, NoReturn
 
 import typer
+import typer.main
 
 from bot.cli.app import EXIT_FAILED, EXIT_USAGE, app
 from bot.errors import AgentbotError, ConfigError, TaskParseError
 
-__all__ = ["app", "harden", "load_app", "main"]
+__all__ = ["app", "command", "harden", "load_app", "main"]
 
 
 def load_app() -> typer.Typer:
@@ -24,6 +28,33 @@ def load_app() -> typer.Typer:
         if not mod.name.startswith("_") and mod.name != "app":
             importlib.import_module(f"{__name__}.{mod.name}")
     return app
+
+
+def command() -> Any:
+    """The click command `main` runs: the app, with flags shown without a type."""
+    root = typer.main.get_command(load_app())
+    _hide_flag_types(root)
+    return root
+
+
+def _hide_flag_types(cmd: Any) -> None:
+    # typer's help prints `<bool>` beside every on/off flag, which takes no value at all.
+    # (typer builds on its own vendored click: ask for attributes, not click's classes.)
+    for param in cmd.params:
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+    make_help = cmd.get_help_option
+
+    def help_option(ctx: Any) -> Any:
+        option = make_help(ctx)  # made per context, so it is not in `cmd.params`
+        if option is not None:
+            option.metavar = ""
+        return option
+
+    cmd.get_help_option = help_option
+    subcommands: dict[str, Any] = getattr(cmd, "commands", {})
+    for sub in subcommands.values():
+        _hide_flag_types(sub)
 
 
 def harden() -> None:
@@ -42,14 +73,30 @@ def harden() -> None:
 
 
 def main() -> None:
-    """Console-script entry: run the CLI; input errors exit 2, other failures of ours exit 1."""
+    """Console-script entry: input errors exit 2, other failures exit 1, in one line each.
+
+    No traceback reaches a user; `AGENTBOT_DEBUG=1` prints it under the line.
+    """
     harden()
+    debug = os.environ.get("AGENTBOT_DEBUG", "") not in ("", "0")
     try:
-        load_app()()
+        command()()
     except (ConfigError, TaskParseError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
+        _fail(f"error: {exc}", EXIT_USAGE, debug=debug)
     except AgentbotError as exc:
         # GitHub outages, git failures and the like are failures, not usage errors.
-        typer.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_FAILED)
+        _fail(f"error: {exc}", EXIT_FAILED, debug=debug)
+    except Exception as exc:
+        _fail(
+            f"error: internal error: {type(exc).__name__}: {exc}"
+            " (AGENTBOT_DEBUG=1 prints the traceback; please report it)",
+            EXIT_FAILED,
+            debug=debug,
+        )
+
+
+def _fail(line: str, code: int, *, debug: bool) -> NoReturn:
+    if debug:
+        traceback.print_exc()
+    typer.echo(line, err=True)
+    sys.exit(code)

@@ -14,7 +14,7 @@ from pathlib import Path
 import typer
 
 from bot.cli.app import EXIT_USAGE
-from bot.config import RepoConfig, Settings
+from bot.config import RepoConfig, Settings, load_settings
 from bot.errors import ConfigError
 from bot.logs import setup_logging
 from bot.models import JobResult
@@ -51,7 +51,7 @@ def check_repo_name(repo: str) -> str:
 
 def cli_settings() -> Settings:
     """Settings from the environment, and human-readable logging that redacts their secrets."""
-    settings = Settings()
+    settings = load_settings()
     register_environment(os.environ)  # every value we were started with, whatever its name
     secrets = [
         s.get_secret_value()

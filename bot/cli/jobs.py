@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from bot.cli.app import EXIT_OK, EXIT_USAGE, app
-from bot.config import Settings
+from bot.config import load_settings
 from bot.queue import JobRecord, JobState, open_queue
 
 
@@ -26,7 +26,7 @@ def jobs(
     state: str = typer.Option("", help="Only jobs in this state."),
 ) -> None:
     """List the jobs in the queue, newest first."""
-    settings = Settings()
+    settings = load_settings()
     try:
         wanted = JobState(state) if state else None
     except ValueError:

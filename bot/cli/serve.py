@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import typer
 
 from bot.cli.app import app
-from bot.config import Settings
+from bot.config import Settings, load_settings
 from bot.errors import ConfigError
 from bot.logs import setup_logging
 
@@ -198,7 +198,7 @@ def run_server(
     from webhooks.server import ServerLimits, guarded_protocol, quiet_repeats
 
     limits = limits or ServerLimits()
-    settings = Settings()
+    settings = load_settings()
     secret, path, created = webhook_secret(settings)
     setup_logging(json_lines=True, secrets=_secrets(settings, secret))
     log = logging.getLogger("agentbot.serve")
@@ -269,7 +269,7 @@ def run_workers(
     *, concurrency: int, lease_seconds: float, poll_seconds: float, handlers: Handlers | None = None
 ) -> None:
     """`concurrency` workers running `handlers` on the configured queue, until SIGINT/SIGTERM."""
-    settings = Settings()
+    settings = load_settings()
     setup_logging(json_lines=True, secrets=_secrets(settings, ""))
     log = logging.getLogger("agentbot.worker")
     queue, _metrics, pool, deps = _start(

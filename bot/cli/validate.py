@@ -13,7 +13,7 @@ from rich.text import Text
 
 from bot.cli._common import fallback_notice
 from bot.cli.app import EXIT_FAILED, EXIT_OK, EXIT_USAGE, app
-from bot.config import REPO_CONFIG_PATH, RepoConfig, Settings
+from bot.config import REPO_CONFIG_PATH, RepoConfig, load_settings
 from bot.errors import ConfigError
 from bot.models import QualityGateResult, ValidationReport
 from bot.sandbox import SandboxPolicy
@@ -104,7 +104,7 @@ def validate(
         raise _fail(f"{repo}: not a directory")
     try:
         config = RepoConfig.from_file(repo / REPO_CONFIG_PATH)
-        settings = Settings()
+        settings = load_settings()
     except ConfigError as exc:
         raise _fail(str(exc)) from None
     base_sha = None
@@ -113,7 +113,7 @@ def validate(
         if base_sha is None:
             raise _fail(f"--base {base}: no such commit in {repo}")
     # Progress goes to stderr, so `--json` leaves stdout to the report alone.
-    progress = Console(stderr=True, highlight=False)
+    progress = Console(stderr=True, highlight=False, markup=False)
 
     def on_stage(gate: QualityGateResult) -> None:
         if not as_json:
@@ -136,5 +136,5 @@ def validate(
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
     else:
-        _print_report(Console(highlight=False), report)
+        _print_report(Console(highlight=False, markup=False), report)
     raise typer.Exit(EXIT_OK if report.passed else EXIT_FAILED)
