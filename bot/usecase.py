@@ -45,6 +45,10 @@ def _free(job: Job) -> bool:
     return True
 
 
+def _nothing_missing() -> str | None:
+    return None
+
+
 @dataclass(frozen=True)
 class Plan:
     """A decided job, the config it was decided with, and the facts fetched for it."""
@@ -74,6 +78,11 @@ class UseCase:
     config_path: str = REPO_CONFIG_PATH
     """Where the repository keeps its config (the Action's `--config`)."""
     clock: Clock = field(default_factory=SystemClock)
+    missing_credentials: Callable[[], str | None] = _nothing_missing
+    """What a job run here lacks (the LLM key…), checked before its handler writes anything."""
+    tell_missing: bool = False
+    """Say so in one comment on the issue (the App: its operator's error is not in a log
+    the asker can read); otherwise only the raised ConfigError tells."""
 
     def handle(self, delivery: Delivery) -> JobResult | Ignore:
         """Plan, guard and run one delivery; Ignore when it starts nothing."""
@@ -165,6 +174,7 @@ class UseCase:
         """Dispatch the job to Actions (App, `actions` mode) or run its handler here."""
         if self.dispatches and plan.config.execution.mode == "actions":
             return self.dispatch(plan)
+        self._check_credentials(plan)
         log.info("running %s here", plan.job.kind.value)
         env = self.make_env(plan.github, plan.config)
         try:
@@ -172,6 +182,21 @@ class UseCase:
         finally:
             if env.sandbox is not None:
                 env.sandbox.close()  # nothing the job started outlives it
+
+    def _check_credentials(self, plan: Plan) -> None:
+        """Fail the job before its first write when this process lacks a credential."""
+        problem = self.missing_credentials()
+        if problem is None:
+            return
+        job = plan.job
+        if self.tell_missing and job.number is not None:
+            plan.github.create_comment(
+                job.repo,
+                job.number,
+                f"agentbot cannot run this job: {problem}. This is a setting of the bot's"
+                " installation, not of this repository; ask its operator, then ask again.",
+            )
+        raise ConfigError(problem)
 
     def dispatch(self, plan: Plan) -> JobResult:
         """`actions` mode: start the repo's agentbot workflow for this job; nothing runs here."""

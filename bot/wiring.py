@@ -60,6 +60,24 @@ def github_client(settings: Settings, repo: str) -> GitHubPort:
     return make(None, repo)
 
 
+def missing_credentials(settings: Settings) -> str | None:
+    """What the configured LLM provider lacks to be called (a key, a URL), or None."""
+    if settings.provider == "anthropic":
+        key = settings.anthropic_api_key
+        if key is None or not key.get_secret_value():
+            return "ANTHROPIC_API_KEY is not set (the Anthropic provider needs it)"
+        return None
+    if not settings.llm_base_url:
+        return "AGENTBOT_LLM_BASE_URL is not set (the openai-compatible provider needs it)"
+    key = settings.llm_api_key
+    if key is None or not key.get_secret_value():
+        return (
+            "AGENTBOT_LLM_API_KEY is not set (the openai-compatible provider needs it; any"
+            " value for a server that checks none)"
+        )
+    return None
+
+
 def llm_factory(settings: Settings) -> Callable[[str], LLM]:
     """Model name -> LLM adapter, from the provider settings (AGENTBOT_MODEL overrides)."""
 
@@ -145,4 +163,5 @@ def worker_deps(
         data_dir=settings.data_dir,
         server_url=settings.github_server_url,
         sandbox=SandboxPolicy.for_settings(settings, app=True),
+        missing_credentials=lambda: missing_credentials(settings),
     )

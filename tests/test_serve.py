@@ -139,6 +139,7 @@ def test_kill_9_loses_no_acknowledged_delivery_and_leases_lapse(
         "GITHUB_WEBHOOK_SECRET": SECRET,
         "GITHUB_TOKEN": "ghp_" + "t" * 36,
         "GITHUB_API_URL": gh.url,
+        "ANTHROPIC_API_KEY": "sk-ant-test-unused",  # checked before a job runs, never used
         "TEST_JOURNAL": str(journal),
     }
     args = [sys.executable, "-c", WRAPPER, "--port", str(port), "--workers", "4"]

@@ -23,7 +23,7 @@ from bot.ports import FactCache, JobEnv
 from bot.report import step_summary
 from bot.sandbox import Sandbox, SandboxPolicy, SandboxStatus
 from bot.secrets import register_environment
-from bot.wiring import dress, github_client, job_env
+from bot.wiring import dress, github_client, job_env, missing_credentials
 
 _REF = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#(?P<number>\d+)$")
 
@@ -67,6 +67,9 @@ def command_env(repo: str, *, checkout: Path | None, dry_run: bool) -> Iterator[
     """The ports of a job the CLI runs for `repo`, its config read once from the default
     branch, with the job's sandbox (killed when the job ends)."""
     settings = cli_settings()
+    missing = missing_credentials(settings)
+    if missing is not None:  # before the first request: nothing is posted for a job that can't run
+        raise usage_error(f"{missing}; `agentbot doctor` checks the whole setup")
     echo = _echo_redacted
     github = FactCache(dress(github_client(settings, repo), dry_run=dry_run, echo=echo))
     try:

@@ -21,7 +21,7 @@ from bot.outbound.text import redact
 from bot.ports import GitHubPort, Handler, JobEnv
 from bot.report import step_summary
 from bot.usecase import UseCase
-from bot.wiring import dress, github_client, job_env
+from bot.wiring import dress, github_client, job_env, missing_credentials
 
 
 def _payload(path: Path) -> dict[str, Any]:
@@ -164,6 +164,7 @@ def action_door(
         make_env=env,
         decided=with_inputs,
         config_path=config_path,
+        missing_credentials=lambda: missing_credentials(settings),
     )
 
 

@@ -105,7 +105,7 @@ def _start(
     intake: Intake | None = None,
 ) -> tuple[JobQueue, Metrics, WorkerPool, WorkerDeps]:
     from bot.queue import open_queue
-    from bot.wiring import worker_deps
+    from bot.wiring import missing_credentials, worker_deps
     from bot.worker import Metrics, WorkerPool, process_delivery
 
     if handlers is None:
@@ -116,6 +116,11 @@ def _start(
     queue = open_queue(settings.queue)
     metrics = Metrics(queue)
     deps = worker_deps(settings, queue, handlers)
+    missing = missing_credentials(settings)
+    if missing is not None and workers:
+        logging.getLogger("agentbot.worker").warning(
+            "%s: every job will fail, with one comment on its issue, until it is set", missing
+        )
     if deps.sandbox is not None and workers:
         status = deps.sandbox.status()
         log = logging.getLogger("agentbot.worker")

@@ -70,6 +70,9 @@ class WorkerDeps:
     sandbox: SandboxPolicy | None = None
     """How local jobs are confined, one sandbox each (`bot.wiring` always sets it); a job
     it cannot confine fails with SandboxUnavailable, a ConfigError: dead, not retried."""
+    missing_credentials: Callable[[], str | None] = lambda: None
+    """What this process lacks to run a job (`bot.wiring.missing_credentials`): such a job
+    fails with one comment on its issue, before anything else is written."""
 
     def usecase(self) -> UseCase:
         """The use case with the App's door: installation clients, dispatch, the queue."""
@@ -82,6 +85,8 @@ class WorkerDeps:
             decided=self._annotate,
             hold=lambda job: self.queue.acquire_key(job.key, job.delivery_id),
             clock=self.clock,
+            missing_credentials=self.missing_credentials,
+            tell_missing=True,
         )
 
     def _client(self, delivery: Delivery) -> GitHubPort:
