@@ -17,6 +17,7 @@ from bot.ports import GitHubFor, GitHubPort, Handler, JobEnv, push_branch
 from bot.ports.recording import RecordingGitHub, RecordingPush
 
 if TYPE_CHECKING:
+    from bot.github import GitHub
     from bot.llm import LLM
     from bot.models import JobKind
     from bot.queue import JobQueue
@@ -24,32 +25,41 @@ if TYPE_CHECKING:
     from bot.worker import WorkerDeps
 
 
-def github_for(settings: Settings) -> GitHubFor | None:
-    """How a delivery gets its client: App auth, else token auth, else None (no credentials)."""
+def github_root(settings: Settings) -> GitHub | None:
+    """The configured client: App auth (JWT), else token auth, else None (no credentials)."""
     from bot.github import AppAuth, GitHub, TokenAuth
 
     key = settings.app_private_key()
     if settings.github_app_id and key:
-        root = GitHub(
-            auth=AppAuth(settings.github_app_id, key),
-            api_url=settings.github_api_url,
-            connect_retry_seconds=settings.connect_retry_seconds,
-        )
+        auth: AppAuth | TokenAuth = AppAuth(settings.github_app_id, key)
+    elif settings.github_token is not None and settings.github_token.get_secret_value():
+        auth = TokenAuth(settings.github_token.get_secret_value())
+    else:
+        return None
+    return GitHub(
+        auth=auth,
+        api_url=settings.github_api_url,
+        connect_retry_seconds=settings.connect_retry_seconds,
+    )
+
+
+def github_for(settings: Settings) -> GitHubFor | None:
+    """How a delivery gets its client: App auth, else token auth, else None (no credentials)."""
+    from bot.github import AppAuth
+
+    root = github_root(settings)
+    if root is None:
+        return None
+    if isinstance(root.auth, AppAuth):
+        app = root
 
         def for_app(installation: int | None, repo: str) -> GitHubPort:
-            return root.for_installation(
-                installation if installation is not None else root.installation_for_repo(repo)
+            return app.for_installation(
+                installation if installation is not None else app.installation_for_repo(repo)
             )
 
         return for_app
-    if settings.github_token is not None and settings.github_token.get_secret_value():
-        client = GitHub(
-            auth=TokenAuth(settings.github_token.get_secret_value()),
-            api_url=settings.github_api_url,
-            connect_retry_seconds=settings.connect_retry_seconds,
-        )
-        return lambda installation, repo: client
-    return None
+    return lambda installation, repo: root
 
 
 def github_client(settings: Settings, repo: str) -> GitHubPort:

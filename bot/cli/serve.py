@@ -40,7 +40,7 @@ Handlers = Mapping["JobKind", "Handler"]
 SECRET_FILE = "webhook-secret"  # noqa: S105 (a file name, not a secret)
 
 
-def _safe_url(url: str) -> str:
+def safe_url(url: str) -> str:
     """The queue URL without a password, for messages."""
     parts = urlsplit(url)
     if parts.password:
@@ -235,7 +235,7 @@ def run_server(
         host,
         port,
         workers,
-        _safe_url(settings.queue),
+        safe_url(settings.queue),
     )
     pool.start()
     # Everything imported so far lives as long as the process: keep it out of the cyclic
@@ -285,7 +285,7 @@ def run_workers(
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    log.info("%d workers on queue %s", concurrency, _safe_url(settings.queue))
+    log.info("%d workers on queue %s", concurrency, safe_url(settings.queue))
     pool.start()
     stop.wait()
     pool.stop(timeout=10)

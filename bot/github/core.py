@@ -193,6 +193,21 @@ class RestCore:
         )
         return int(resp.json()["id"])
 
+    def whoami(self) -> str:
+        """Who this client acts as (token, or App by slug): one cheap request, checking access."""
+        if isinstance(self.auth, AppAuth):
+            resp = self._call(
+                "GET",
+                lambda h: self._shared.kit.rest.apps.get_authenticated(headers=h),
+                as_app=True,
+            )
+            return f"GitHub App {resp.json().get('slug', '?')} (id {self.auth.app_id})"
+        # GET /rate_limit answers any token and costs none of its quota.
+        resp = self._call("GET", lambda h: self._shared.kit.rest.rate_limit.get(headers=h))
+        rate = resp.json().get("rate") or {}
+        left = f"{rate.get('remaining', '?')}/{rate.get('limit', '?')}"
+        return f"token ({left} requests left this hour)"
+
     # --- the request path: auth -> pacing -> send, under tenacity ---------------------------
 
     def _send_once(self, method: str, send: Send, as_app: bool, checked: bool) -> Response[Any]:

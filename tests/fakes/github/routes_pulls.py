@@ -273,3 +273,20 @@ def create_token(store: Store, req: Req) -> Resp:
             "repository_selection": "selected" if inst.repos is not None else "all",
         },
     )
+
+
+@route("GET", "/app", app=True)
+def get_app(store: Store, req: Req) -> Resp:
+    """apps/get-authenticated (App JWT): the App itself."""
+    app = store.apps.get(req.app_id or 0)
+    if app is None:
+        return not_found(f"{DOCS}/apps/apps#get-the-authenticated-app")
+    return Resp(200, {"id": app.id, "slug": app.slug, "name": app.slug})
+
+
+@route("GET", "/rate_limit")
+def rate_limit(store: Store, req: Req) -> Resp:
+    """rate-limit/get (any auth; costs no quota): the core quota."""
+    reset = int(store.now().timestamp()) + 3600
+    core = {"limit": 5000, "remaining": 4999, "reset": reset, "used": 1, "resource": "core"}
+    return Resp(200, {"resources": {"core": core}, "rate": core})

@@ -1,0 +1,102 @@
+"""`agentbot doctor`: one line per part of the setup; exit 0 only when every part passes."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+from tests.fakes.github import FakeGitHub
+from tests.test_cli_run import AGENTBOT
+from tests.test_defaults import clean_env, closed_port
+
+
+def doctor(tmp: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [AGENTBOT, "doctor", *args],
+        cwd=tmp,
+        env=clean_env(tmp, **env),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def lines(proc: subprocess.CompletedProcess[str]) -> dict[str, str]:
+    """{part: 'ok' | 'FAIL'} from the report."""
+    out: dict[str, str] = {}
+    for line in proc.stdout.splitlines():
+        status, _, rest = line.partition(" ")
+        if status in ("ok", "FAIL"):
+            out[rest.strip().split(":")[0]] = status
+    return out
+
+
+def test_a_fresh_environment_lists_what_is_missing(tmp_path: Path) -> None:
+    proc = doctor(tmp_path, {})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert lines(proc)["llm"] == "FAIL" and lines(proc)["github"] == "FAIL"
+    assert "ANTHROPIC_API_KEY is not set" in proc.stdout
+    assert "no credentials: set GITHUB_TOKEN" in proc.stdout
+    data = tmp_path / "home" / ".local" / "share" / "agentbot"
+    assert f"ok    data dir: {data} is writable" in proc.stdout
+    assert "repo config" not in proc.stdout  # not run in a checkout
+    assert proc.stderr == ""
+
+
+def test_with_the_fakes_configured_every_check_passes(tmp_path: Path) -> None:
+    with FakeGitHub() as gh:
+        proc = doctor(
+            tmp_path,
+            {
+                "GITHUB_TOKEN": "ghs_testtoken123456789",
+                "GITHUB_API_URL": gh.url,
+                "ANTHROPIC_API_KEY": "sk-ant-test-key-0000",
+                "AGENTBOT_DATA_DIR": str(tmp_path / "data"),
+                "AGENTBOT_SANDBOX": "none",  # the machine may lack bwrap; the choice is a pass
+            },
+        )
+        assert [c.path for c in gh.calls] == ["/rate_limit"]
+    assert proc.returncode == 0, proc.stdout
+    assert set(lines(proc)) == {"llm", "github", "data dir", "queue", "sandbox"}
+    assert set(lines(proc).values()) == {"ok"}
+    assert "as token (4999/5000 requests left this hour)" in proc.stdout
+
+
+def test_app_auth_is_checked_with_the_apps_own_token(tmp_path: Path) -> None:
+    with FakeGitHub() as gh:
+        pem = gh.install_app("octo", slug="agentbot-test")
+        proc = doctor(
+            tmp_path,
+            {
+                "GITHUB_APP_ID": "4242",
+                "GITHUB_APP_PRIVATE_KEY": pem,
+                "GITHUB_API_URL": gh.url,
+                "ANTHROPIC_API_KEY": "sk-ant-test-key-0000",
+                "AGENTBOT_SANDBOX": "none",
+            },
+        )
+    assert lines(proc)["github"] == "ok", proc.stdout
+    assert "as GitHub App agentbot-test (id 4242)" in proc.stdout
+
+
+def test_an_unreachable_github_is_named_within_seconds(tmp_path: Path) -> None:
+    port = closed_port()
+    started = time.monotonic()
+    proc = doctor(
+        tmp_path,
+        {"GITHUB_TOKEN": "ghs_testtoken123456789", "GITHUB_API_URL": f"http://127.0.0.1:{port}"},
+    )
+    assert time.monotonic() - started < 20
+    assert proc.returncode == 1
+    assert f"FAIL  github: cannot reach 127.0.0.1:{port}: ConnectError" in proc.stdout
+
+
+def test_a_broken_repo_config_fails_naming_key_and_line(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".github").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".github" / "agentbot.yml").write_text("budget:\n  max_usd_per_jobb: 2\n")
+    proc = doctor(tmp_path, {"AGENTBOT_SANDBOX": "none"}, "--repo", str(repo))
+    assert lines(proc)["repo config"] == "FAIL"
+    assert "budget.max_usd_per_jobb (line 2): unknown key" in proc.stdout
