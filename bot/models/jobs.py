@@ -73,6 +73,7 @@ class JobResult(Model):
     pr_url: str = ""
     pr_number: int | None = None
     branch: str = ""
+    """The branch the job pushed its work to; empty while nothing is pushed."""
     files_changed: list[str] = Field(default_factory=list)
     validation: ValidationReport | None = None
     usage: Usage = Field(default_factory=Usage)

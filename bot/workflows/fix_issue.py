@@ -27,6 +27,7 @@ from bot.report import (
     fix_pr_body,
     needs_info_comment,
     pr_footer,
+    usage_line,
 )
 from bot.roles import FIXER, ISSUE_FIXER
 from bot.roles.fixer import repair_task
@@ -123,7 +124,6 @@ class _FixFlow(Flow):
             f"{self.cfg.pull_request.branch_prefix}fix-issue-{self.number}",
             base=f"origin/{default}",
         )
-        self.result = self.result.model_copy(update={"branch": self.branch})
         # A reused branch already holds an earlier attempt: start the fix again from the base.
         ws.reset_hard(self.base_sha)
 
@@ -186,6 +186,8 @@ class _FixFlow(Flow):
         if self.cfg.commit_session_artifacts:
             commit_session(self.ws, self.session)
         self.env.push(self.ws, self.branch)
+        # Only now is there work on the branch for a failure comment to point at.
+        self.result = self.result.model_copy(update={"branch": self.branch})
 
     def open_pr(self, issue: Issue, *, draft: bool, failed: str = "") -> JobResult:
         """Open our PR, or update it when a re-run finds it; ask for the reviews it needs."""
@@ -243,6 +245,17 @@ class _FixFlow(Flow):
             self.progress.set(STEPS[1], "skipped", "needs more information", publish=False)
             self.progress.finish(needs_info_comment(question, self.job.actor))
         self.label(self.cfg.labels.needs_info)
+        return result
+
+    def run_budget_ended(self) -> JobResult:
+        """Say the refuel run's budget ended; no failure label, so the issue stays eligible."""
+        result = super().run_budget_ended()
+        if self.progress is not None:
+            if running := self.progress.running():
+                self.progress.set(
+                    running, "skipped", "the refuel run's budget ended", publish=False
+                )
+            self.progress.finish(f"agentbot stopped: {result.error}.\n\n{usage_line(result)}\n")
         return result
 
     def fail(self, reason: str) -> JobResult:

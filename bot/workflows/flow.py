@@ -16,6 +16,13 @@ from bot.session import Session
 from bot.workflows.agents import job_budget, run_role
 from bot.workflows.limits import worktree_problems
 
+RUN_BUDGET = "run_budget_usd"
+"""Job param a refuel run sets when what it has left, not `budget.max_usd_per_job`, caps a job."""
+RUN_BUDGET_ENDED = (
+    "the refuel run's budget (--max-usd) ran out before this issue was done; nothing is held"
+    " against the issue: the next run takes it again"
+)
+
 
 class Refused(AgentbotError):
     """The job must not run here; the user gets the message as a comment."""
@@ -63,6 +70,9 @@ class Flow:
                 self.env, role, task, self.ws.path, budget=self.budget, session=self.session
             )
         except LimitsExceeded as exc:
+            if exc.limit == "usd" and self.job.params.get(RUN_BUDGET):
+                # The cap was what a refuel run had left, not the repository's budget.
+                raise Stop(self.run_budget_ended()) from exc
             raise Stop(self.fail(f"budget exhausted: {exc}")) from exc
         except AgentError as exc:
             raise Stop(self.fail(f"the agent failed: {exc}")) from exc
@@ -92,6 +102,10 @@ class Flow:
     def neutral(self, reason: str) -> JobResult:
         """Nothing to do: no writes at all."""
         return self.finished(JobStatus.NEUTRAL, error=reason)
+
+    def run_budget_ended(self) -> JobResult:
+        """A refuel run's money ran out mid-job: neutral, the issue stays eligible."""
+        return self.finished(JobStatus.NEUTRAL, error=RUN_BUDGET_ENDED)
 
     def fail(self, reason: str) -> JobResult:
         """The failed result; subclasses also say why where their users look."""

@@ -12,6 +12,7 @@ from bot.models import Job, JobKind, JobResult, JobStatus, Usage
 from bot.models.github import Issue, PullRequest
 from bot.ports import JobEnv
 from bot.workflows.fix_issue import fix_issue
+from bot.workflows.flow import RUN_BUDGET
 
 _PRIORITY = [
     (re.compile(r"\b(p0|critical|urgent|blocker)\b"), 0),
@@ -99,12 +100,15 @@ def refuel(
             update={"max_usd_per_job": min(cfg.budget.max_usd_per_job, remaining)}
         )
         sub_env = replace(env, config=cfg.model_copy(update={"budget": budget}))
+        # When the run's remainder is the tighter cap, running out is the run's doing.
+        capped = {RUN_BUDGET: remaining} if remaining < cfg.budget.max_usd_per_job else {}
         sub = run_fix(
             Job(
                 kind=JobKind.FIX_ISSUE,
                 repo=job.repo,
                 number=issue.number,
                 installation_id=job.installation_id,
+                params=capped,
             ),
             sub_env,
         )
