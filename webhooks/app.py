@@ -99,5 +99,5 @@ def create_app(
         body = await anyio.to_thread.run_sync(metrics.render)
         return Response(body, media_type=CONTENT_TYPE_LATEST)
 
-    add_pages(app, queue, server_url)
+    add_pages(app, queue, server_url, rejected=lambda: dict(metrics.rejected))
     return app

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from html import escape
 from urllib.parse import quote
@@ -18,8 +19,14 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
-def add_pages(app: FastAPI, queue: JobQueue, server_url: str) -> None:
-    """Route `GET /jobs/{job_id}` and the jobs page `GET /` on `app`."""
+def add_pages(
+    app: FastAPI,
+    queue: JobQueue,
+    server_url: str,
+    rejected: Callable[[], Mapping[str, int]] = dict,
+) -> None:
+    """Route `GET /jobs/{job_id}` and the jobs page `GET /` on `app`; `rejected` counts the
+    deliveries refused since start (bad signature…), which never become jobs."""
 
     @app.get("/jobs/{job_id}")
     async def job_json(job_id: str) -> Response:
@@ -46,7 +53,7 @@ def add_pages(app: FastAPI, queue: JobQueue, server_url: str) -> None:
         except QueueError as exc:
             return HTMLResponse(_page(f"<p>Queue unavailable: {escape(str(exc))}</p>", {}), 503)
         now = datetime.now(UTC)
-        return HTMLResponse(_page(_table(jobs, now, server_url), counts))
+        return HTMLResponse(_page(_rejected(rejected()) + _table(jobs, now, server_url), counts))
 
 
 _STYLE = """
@@ -94,6 +101,15 @@ def _row(job: JobRecord, now: datetime, server_url: str) -> str:
         + "".join(f"<td>{c}</td>" for c in cells)
         + "</tr>"
     )
+
+
+def _rejected(counts: Mapping[str, int]) -> str:
+    """One line naming the refused deliveries, if any: they leave no row."""
+    if not counts:
+        return ""
+    parts = ", ".join(f"{escape(k.replace('_', ' '))}: {n}" for k, n in sorted(counts.items()))
+    total = sum(counts.values())
+    return f'<p id="rejected">Refused since start: {total} deliveries ({parts}).</p>'
 
 
 def _table(jobs: list[JobRecord], now: datetime, server_url: str) -> str:

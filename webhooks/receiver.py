@@ -160,6 +160,8 @@ class WebhookReceiver:
 
     def _refuse(self, status: int, event: str, outcome: str, message: str) -> _Reply:
         self.metrics.delivery(event, outcome)
+        # One line per refusal, at most one a second (`quiet_repeats` filters this logger).
+        log.warning("refused a delivery: HTTP %d %s (%s)", status, outcome, message)
         return status, {"error": message}, _CLOSE if status == 413 else ()
 
     async def handle(self, scope: Scope, receive: Receive) -> _Reply | None:

@@ -255,7 +255,7 @@ def run_server(
             server_header=False,
         )
     finally:
-        # Running jobs are abandoned to their leases (another worker takes them over).
+        # A job still running after the wait has its lease released: taken over at once.
         pool.stop(timeout=10)
         queue.close()
 

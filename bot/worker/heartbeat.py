@@ -48,6 +48,23 @@ class Heartbeat:
             with self._beating:  # wait out a beat that started before the job ended
                 pass
 
+    def release(self) -> str | None:
+        """Stop beating and let the running job's lease lapse now (a clean shutdown).
+
+        Another worker may then take the job at once, not a lease later; returns its id.
+        """
+        with self._cond:
+            job, self._job, self._turn = self._job, None, self._turn + 1
+            self._cond.notify()
+        with self._beating:  # a beat in flight must not renew the lease after this
+            pass
+        if job is not None:
+            try:
+                self.queue.heartbeat(job, self.worker_id, 0.0)
+            except QueueError as exc:
+                log.warning("could not release the lease on %s: %s", job, exc)
+        return job
+
     def _run(self) -> None:
         while True:
             with self._cond:

@@ -12,6 +12,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable
 from datetime import timedelta
 
@@ -117,6 +118,10 @@ class Worker:
                 self.logs.flush_job(job.id)  # whatever was logged after the result
         return True
 
+    def release_lease(self) -> str | None:
+        """Give up the lease of the job this worker runs (it will not be finished here)."""
+        return self._heartbeat.release()
+
     def _lines(self, job: QueuedJob) -> list[str]:
         return self.logs.take(job.id) if self.logs is not None else []
 
@@ -218,10 +223,17 @@ class WorkerPool:
             self._threads.append(t)
 
     def stop(self, timeout: float | None = None) -> None:
-        """Ask every worker to stop after its current job, and wait up to `timeout`."""
+        """Ask every worker to stop after its current job and wait up to `timeout` in all;
+        a job still running then has its lease released, so it is taken over at once."""
         self.stop_event.set()
         if self.intake is not None:
             self.intake.stored()  # wake the idle ones now, not at their next poll
-        for t in self._threads:
-            t.join(timeout)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for t in self._threads:  # one deadline for all, not `timeout` per thread
+            t.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        for w, t in zip(self.workers, self._threads, strict=False):
+            if t.is_alive():  # still on a job this process will not finish: hand it over
+                job = w.release_lease()
+                if job is not None:
+                    log.warning("stopping: released %s; another worker takes it over now", job)
         logging.getLogger().removeHandler(self.log_handler)

@@ -36,6 +36,10 @@ class _QueueStates(Collector):
         yield family
 
 
+REJECTED = frozenset({"bad_signature", "bad_request", "bad_json", "too_large"})
+"""Delivery outcomes that refused the delivery: nothing was stored."""
+
+
 class Metrics:
     """Deliveries, job outcomes and durations, LLM tokens and cost."""
 
@@ -70,6 +74,8 @@ class Metrics:
             "agentbot_llm_cost_usd", "LLM cost of jobs in USD", registry=self.registry
         )
         self._delivery_children: dict[tuple[str, str], Any] = {}
+        self.rejected: dict[str, int] = {}
+        """Refused deliveries by outcome (`bad_signature`, `bad_request`…), for the jobs page."""
         if queue is not None:
             self.registry.register(_QueueStates(queue))
 
@@ -80,6 +86,8 @@ class Metrics:
             child = self.deliveries.labels(event=event, outcome=outcome)
             self._delivery_children[(event, outcome)] = child
         child.inc()
+        if outcome in REJECTED:
+            self.rejected[outcome] = self.rejected.get(outcome, 0) + 1
 
     def job(self, kind: str, outcome: str, seconds: float, result: JobResult | None) -> None:
         """Record one processed job and what its LLM calls used."""

@@ -116,6 +116,9 @@ def process_delivery(record: QueuedJob, deps: WorkerDeps) -> JobResult | Ignore:
     delivery = Delivery.from_json(record.event_name, record.payload, record.id)
     if isinstance(delivery, Ignore):
         return delivery
+    if delivery.repo or delivery.number is not None:
+        # The jobs page names the repo and issue/PR from the payload, whatever comes next.
+        deps.queue.annotate(record.id, repo=delivery.repo or "", number=delivery.number)
     return deps.usecase().handle(delivery)
 
 
