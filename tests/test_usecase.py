@@ -94,6 +94,7 @@ class World:
         return Settings(
             github_token=SecretStr("ghs_" + "t" * 36),
             github_api_url=self.gh.url,
+            anthropic_api_key=SecretStr("sk-ant-test"),  # checked before a job runs
             data_dir=self.tmp / "data",
         )
 
