@@ -14,12 +14,13 @@ import pytest
 from bot.clock import FakeClock
 from bot.config import Settings
 from bot.errors import ConfigError, GitHubError, LLMError
-from bot.github import GitHub, TokenAuth
+from bot.github import AppAuth, GitHub, TokenAuth
 from bot.llm import AnthropicLLM, OpenAICompatLLM, make_llm
 from bot.models import LLMProviderConfig
 from bot.models.llm import PROVIDER_URLS
 from bot.wiring import llm_factory
 from tests.e2e import REPO, fast_validation_yaml, world
+from tests.fakes.github.keys import app_key
 from tests.fakes.gitrepo import server_url
 
 AGENTBOT = str(Path(sys.executable).with_name("agentbot"))
@@ -120,6 +121,17 @@ def test_an_unreachable_github_is_retried_briefly_then_named() -> None:
     assert sum(clock.sleeps) <= 20
     assert f"cannot reach 127.0.0.1:{port}: ConnectError" in str(info.value)
     assert "installed" not in str(info.value)
+
+
+def test_an_unreachable_github_is_not_blamed_on_the_app_install() -> None:
+    clock = FakeClock()
+    port = closed_port()
+    pem = app_key("unreachable").private_pem
+    app = GitHub(auth=AppAuth("4242", pem), api_url=f"http://127.0.0.1:{port}", clock=clock)
+    with pytest.raises(GitHubError) as info:
+        app.for_installation(777).get_issue(REPO, 1)  # the token request cannot connect
+    assert f"cannot reach 127.0.0.1:{port}" in str(info.value)
+    assert "installed" not in str(info.value) and sum(clock.sleeps) <= 20
 
 
 def test_fix_with_the_llm_unreachable_fails_in_bounded_time(tmp_path: Path) -> None:
