@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import re
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -16,6 +18,8 @@ from bot.queue import JobState, QueuedJob
 from bot.queue.sqlite import SqliteQueue
 from bot.worker import WorkerDeps, WorkerPool, process_delivery
 from bot.worker.loop import Worker
+from tests.test_cli_run import AGENTBOT
+from tests.test_defaults import clean_env
 from tests.test_webhooks import SECRET, headers
 from tests.test_worker import REPO, commented, labeled
 from webhooks.app import create_app
@@ -106,3 +110,30 @@ def test_a_clean_stop_releases_the_running_jobs_lease_at_once(queue: SqliteQueue
         assert other is not None and other.id == "d-1"
     finally:
         release.set()
+
+
+def test_agentbot_jobs_prints_brackets_as_written(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    q = SqliteQueue(data / "agentbot.db")
+    q.enqueue("d-1", "issues", labeled(3))
+    claimed = q.claim("w", 300)
+    assert claimed is not None
+    q.fail("d-1", "refused: dependabot[bot] is not allowed", None, worker_id="w")
+    q.close()
+    proc = subprocess.run(
+        [AGENTBOT, "jobs"],
+        env=clean_env(tmp_path, AGENTBOT_DATA_DIR=str(data)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "dependabot[bot]" in proc.stdout
+
+
+def test_the_image_keeps_everything_on_data_and_can_sandbox() -> None:
+    dockerfile = (Path(__file__).parents[1] / "Dockerfile").read_text()
+    assert "ENV AGENTBOT_DATA_DIR=/data" in dockerfile
+    assert "ENV AGENTBOT_QUEUE" not in dockerfile  # the queue follows the data dir
+    assert re.search(r"apt-get install[^\n]*\bbubblewrap\b", dockerfile)

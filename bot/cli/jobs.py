@@ -67,4 +67,4 @@ def jobs(
     if not records:
         typer.echo("no jobs")
         return
-    Console(width=200).print(table)
+    Console(width=200, markup=False, highlight=False).print(table)  # outcomes hold [brackets]
