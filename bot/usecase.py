@@ -49,6 +49,14 @@ def _nothing_missing() -> str | None:
     return None
 
 
+KnownFiles = Mapping[tuple[str, str, str | None], str | None]
+"""(repo, path, ref) -> the file's text (None: absent), known without asking GitHub."""
+
+
+def _no_files(delivery: Delivery) -> KnownFiles:
+    return {}
+
+
 @dataclass(frozen=True)
 class Plan:
     """A decided job, the config it was decided with, and the facts fetched for it."""
@@ -80,6 +88,9 @@ class UseCase:
     clock: Clock = field(default_factory=SystemClock)
     missing_credentials: Callable[[], str | None] = _nothing_missing
     """What a job run here lacks (the LLM key…), checked before its handler writes anything."""
+    known_files: Callable[[Delivery], KnownFiles] = _no_files
+    """Files the door holds at the default branch's commit (the Action's checkout), so
+    routing a delivery that starts nothing asks GitHub nothing."""
     tell_missing: bool = False
     """Say so in one comment on the issue (the App: its operator's error is not in a log
     the asker can read); otherwise only the raised ConfigError tells."""
@@ -109,7 +120,9 @@ class UseCase:
         if self.github_for is None:
             raise NoCredentials()
         branches = {repo: delivery.default_branch} if delivery.default_branch else {}
-        github = FactCache(self.github_for(delivery), default_branches=branches)
+        github = FactCache(
+            self.github_for(delivery), default_branches=branches, files=self.known_files(delivery)
+        )
         try:
             config, broken = github.config(repo, self.config_path), None
         except ConfigError as exc:

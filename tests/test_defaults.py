@@ -19,9 +19,10 @@ from bot.llm import AnthropicLLM, OpenAICompatLLM, make_llm
 from bot.models import LLMProviderConfig
 from bot.models.llm import PROVIDER_URLS
 from bot.wiring import llm_factory
-from tests.e2e import REPO, fast_validation_yaml, world
+from tests.e2e import BUGGY_FILES, REPO, fast_validation_yaml, world
 from tests.fakes.github.keys import app_key
-from tests.fakes.gitrepo import server_url
+from tests.fakes.gitrepo import branch_sha, clone_branch, server_url
+from tests.test_cli_run import actions_env, labeled_payload
 
 AGENTBOT = str(Path(sys.executable).with_name("agentbot"))
 PROVIDERS = ["anthropic", "openai", "perplexity", "deepseek", "iflow"]
@@ -183,3 +184,33 @@ def test_a_cli_command_with_github_unresolvable_fails_in_bounded_time(tmp_path: 
     assert "cannot reach api.github.invalid" in out
     assert "Traceback" not in out and "installed" not in out
     assert elapsed <= 40, elapsed
+
+
+def _labelled_run(
+    tmp: Path, label: str, *, sha: bool
+) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    files = {**BUGGY_FILES, ".github/agentbot.yml": "labels:\n  fix: please-fix\n"}
+    with world(tmp, [], files=files) as w:
+        checkout = clone_branch(w.remote, "main", tmp / "checkout")
+        env = actions_env(tmp, w.gh.url, w.llm.base_url, "issues", labeled_payload(label))
+        env["GITHUB_REF"] = "refs/heads/main"
+        if sha:
+            env["GITHUB_SHA"] = str(branch_sha(w.remote, "main"))
+        proc = subprocess.run(
+            [AGENTBOT, "run"], cwd=checkout, env=env, capture_output=True, text=True, timeout=60
+        )
+        return proc, [f"{c.method} {c.path}" for c in w.gh.calls]
+
+
+def test_run_on_a_label_that_starts_nothing_asks_github_nothing(tmp_path: Path) -> None:
+    """The config is read at GITHUB_SHA from the checkout: its renamed label is honoured."""
+    proc, calls = _labelled_run(tmp_path, "agent-fix", sha=True)
+    assert proc.returncode == 78, proc.stdout + proc.stderr
+    assert "'please-fix' fixes" in proc.stdout
+    assert calls == []
+
+
+def test_without_the_runners_commit_the_config_comes_from_github(tmp_path: Path) -> None:
+    proc, calls = _labelled_run(tmp_path, "agent-fix", sha=False)
+    assert proc.returncode == 78 and "'please-fix' fixes" in proc.stdout
+    assert calls == ["GET /repos/octo/calc/contents/.github/agentbot.yml"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
@@ -165,7 +167,47 @@ def action_door(
         decided=with_inputs,
         config_path=config_path,
         missing_credentials=lambda: missing_credentials(settings),
+        known_files=lambda delivery: checkout_config(checkout, delivery, config_path),
     )
+
+
+# Events whose run is on the default branch: GITHUB_SHA is that branch's last commit.
+_ON_DEFAULT_BRANCH = ("issues", "issue_comment")
+
+
+def checkout_config(
+    checkout: Path, delivery: Delivery, config_path: str
+) -> dict[tuple[str, str, str | None], str | None]:
+    """The config at the default branch's commit, read from the checkout's git objects.
+
+    Only for events that run on the default branch, and only by GITHUB_SHA (set by the
+    runner, not by anything in the repository): whatever the workspace holds or has checked
+    out, that commit's file is the one the API would return. Anything else: {} (ask GitHub).
+    """
+    sha = os.environ.get("GITHUB_SHA", "")
+    branch = delivery.default_branch
+    if (
+        delivery.event_name not in _ON_DEFAULT_BRANCH
+        or delivery.repo is None
+        or not branch
+        or os.environ.get("GITHUB_REF") != f"refs/heads/{branch}"
+        or not re.fullmatch(r"[0-9a-f]{40}", sha)
+    ):
+        return {}
+    git = ["git", "-C", str(checkout)]
+    if subprocess.run(
+        [*git, "cat-file", "-e", f"{sha}^{{commit}}"], capture_output=True
+    ).returncode:
+        return {}  # the checkout does not hold that commit (a shallow or other clone)
+    shown = subprocess.run([*git, "show", f"{sha}:{config_path}"], capture_output=True)
+    text = shown.stdout.decode("utf-8", "replace") if shown.returncode == 0 else None
+    if text is None:
+        exists = subprocess.run(
+            [*git, "cat-file", "-e", f"{sha}:{config_path}"], capture_output=True
+        )
+        if exists.returncode == 0:
+            return {}  # there but unreadable: let the API say
+    return {(delivery.repo, config_path, branch): text}
 
 
 def _neutral(reason: str, code: int) -> None:

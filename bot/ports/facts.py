@@ -21,11 +21,18 @@ from bot.ports.github import GitHubPort, GitHubProxy
 class FactCache(GitHubProxy):
     """`inner` with its facts (repo, default branch, files, permissions, issues, pulls) memoised."""
 
-    def __init__(self, inner: GitHubPort, *, default_branches: Mapping[str, str] = {}) -> None:
+    def __init__(
+        self,
+        inner: GitHubPort,
+        *,
+        default_branches: Mapping[str, str] = {},
+        files: Mapping[tuple[str, str, str | None], str | None] = {},
+    ) -> None:
         super().__init__(inner)
         self._branches = {repo: branch for repo, branch in default_branches.items() if branch}
         self._repos: dict[str, Repo] = {}
-        self._files: dict[tuple[str, str, str | None], str | None] = {}
+        self._files: dict[tuple[str, str, str | None], str | None] = dict(files)
+        """(repo, path, ref) -> text (None: absent); seeded with what the door already knows."""
         self._roles: dict[tuple[str, str], str] = {}
         self._issues: dict[tuple[str, int], Issue] = {}
         self._comments: dict[tuple[str, int], list[Comment]] = {}
