@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +23,7 @@ from tests.e2e import world
 from tests.fakes.github import FakeGitHub
 from tests.test_cli_run import AGENTBOT, actions_env, labeled_payload
 from tests.test_defaults import clean_env
+from tests.test_serve import _free_port, _wait_healthy
 from tests.test_worker import REPO, labeled
 
 
@@ -114,3 +117,28 @@ def test_the_app_says_so_in_one_comment_and_the_job_is_dead(gh: FakeGitHub, tmp_
     (comment,) = gh.calls_to("POST", r".*/comments")
     assert "ANTHROPIC_API_KEY is not set" in (comment.json or {})["body"]
     queue.close()
+
+
+def test_serve_warns_at_start_when_the_llm_key_is_missing(tmp_path: Path) -> None:
+    port = _free_port()
+    env = clean_env(tmp_path, AGENTBOT_DATA_DIR=str(tmp_path / "data"))
+    env.pop("ANTHROPIC_API_KEY", None)
+    proc = subprocess.Popen(
+        [AGENTBOT, "serve", "--port", str(port), "--workers", "1"],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        _wait_healthy(port, proc)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    warned = [
+        json.loads(line)
+        for line in err.decode().splitlines()
+        if line.startswith("{") and "ANTHROPIC_API_KEY" in line
+    ]
+    assert [w["level"] for w in warned] == ["WARNING"], err.decode()
+    assert "every job will fail, with one comment on its issue" in warned[0]["msg"]
