@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -91,36 +92,43 @@ def run(
     ] = EXIT_NEUTRAL,
 ) -> None:
     """Decide on the Actions event and run its job in the checkout; exit 0, 1 or 78."""
-    payload = _payload(event_path)
-    if "repository" not in payload and os.environ.get("GITHUB_REPOSITORY"):
-        # `schedule` payloads carry no repository; the runner's variable names it.
-        payload["repository"] = {"full_name": os.environ["GITHUB_REPOSITORY"]}
-    if repo_full_name(payload) is None:
-        raise usage_error("the event names no repository and GITHUB_REPOSITORY is not set")
-    from bot.workflows.handlers import HANDLERS  # the workflows load only for a real run
-
-    door = action_door(
-        cli_settings(),
-        HANDLERS,
-        checkout=repo_dir,
-        dry_run=dry_run,
-        inputs={"label": label, "limit": limit, "max_usd": max_usd},
-        config_path=config_path,
-    )
+    # What the agent wrote reaches this log (a finish summary in an error): a line of it
+    # starting with `::` would be a workflow command, so commands are off while it runs.
+    token = _stop_workflow_commands()
     try:
-        outcome = door.handle(Delivery(event_name, payload))
-    except ConfigError as exc:
-        raise usage_error(str(exc)) from exc
-    if isinstance(outcome, Ignore):
-        return _neutral(outcome.reason, neutral_exit_code)
-    _write_outputs(outputs(outcome))
-    # The step summary and the job log leave the job too: both pass the secret scanner.
-    _append(os.environ.get("GITHUB_STEP_SUMMARY"), redact(step_summary(outcome)))
-    kind = outcome.job.kind.value
-    said = redact(outcome.pr_url or outcome.error)
-    typer.echo(f"agentbot {kind}: {outcome.status.value} {said}")
-    code = outcome.status.exit_code
-    raise typer.Exit(neutral_exit_code if code == EXIT_NEUTRAL else code)
+        payload = _payload(event_path)
+        if "repository" not in payload and os.environ.get("GITHUB_REPOSITORY"):
+            # `schedule` payloads carry no repository; the runner's variable names it.
+            payload["repository"] = {"full_name": os.environ["GITHUB_REPOSITORY"]}
+        if repo_full_name(payload) is None:
+            raise usage_error("the event names no repository and GITHUB_REPOSITORY is not set")
+        from bot.workflows.handlers import HANDLERS  # the workflows load only for a real run
+
+        door = action_door(
+            cli_settings(),
+            HANDLERS,
+            checkout=repo_dir,
+            dry_run=dry_run,
+            inputs={"label": label, "limit": limit, "max_usd": max_usd},
+            config_path=config_path,
+        )
+        try:
+            outcome = door.handle(Delivery(event_name, payload))
+        except ConfigError as exc:
+            raise usage_error(str(exc)) from exc
+        if isinstance(outcome, Ignore):
+            return _neutral(outcome.reason, neutral_exit_code)
+        _write_outputs(outputs(outcome))
+        # The step summary and the job log leave the job too: both pass the secret scanner.
+        _append(os.environ.get("GITHUB_STEP_SUMMARY"), redact(step_summary(outcome)))
+        kind = outcome.job.kind.value
+        said = redact(outcome.pr_url or outcome.error)
+        typer.echo(f"agentbot {kind}: {outcome.status.value} {said}")
+        code = outcome.status.exit_code
+        raise typer.Exit(neutral_exit_code if code == EXIT_NEUTRAL else code)
+    finally:
+        if token:
+            typer.echo(f"::{token}::")
 
 
 def action_door(
@@ -208,6 +216,15 @@ def checkout_config(
         if exists.returncode == 0:
             return {}  # there but unreadable: let the API say
     return {(delivery.repo, config_path, branch): text}
+
+
+def _stop_workflow_commands() -> str:
+    """On a runner, turn workflow commands off until `::token::`; the token, or ""."""
+    if os.environ.get("GITHUB_ACTIONS") != "true":
+        return ""
+    token = secrets.token_hex(16)
+    typer.echo(f"::stop-commands::{token}")
+    return token
 
 
 def _neutral(reason: str, code: int) -> None:
