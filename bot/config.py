@@ -60,6 +60,7 @@ class Settings(BaseSettings):
     github_app_private_key: SecretStr | None = _env("GITHUB_APP_PRIVATE_KEY")
     github_app_private_key_path: Path | None = _env("GITHUB_APP_PRIVATE_KEY_PATH")
     github_webhook_secret: SecretStr | None = _env("GITHUB_WEBHOOK_SECRET")
+    jobs_password: SecretStr | None = _env("AGENTBOT_JOBS_PASSWORD")
     github_api_url: str = Field(
         default="https://api.github.com", validation_alias=AliasChoices("GITHUB_API_URL")
     )

@@ -252,10 +252,20 @@ def test_serve_runs_out_of_the_box_without_credentials(tmp_path: Path) -> None:
         }
         r = httpx.post(f"http://127.0.0.1:{port}/webhook", content=body, headers=headers)
         assert r.status_code == 202
+        # The jobs page is never open: repository code with the network shares this loopback.
+        password_file = tmp_path / "data" / "jobs-password"
+        assert stat.S_IMODE(password_file.stat().st_mode) == 0o600
+        password = password_file.read_text().strip()
+        for path in ("/", "/jobs/d-1"):
+            assert httpx.get(f"http://127.0.0.1:{port}{path}").status_code == 401
+            wrong = httpx.get(f"http://127.0.0.1:{port}{path}", auth=("x", "guess"))
+            assert wrong.status_code == 401
+        auth = ("anyone", password)
+        assert httpx.get(f"http://127.0.0.1:{port}/", auth=auth).status_code == 200
         deadline = time.monotonic() + 20
         job: dict[str, Any] = {}
         while time.monotonic() < deadline:
-            job = httpx.get(f"http://127.0.0.1:{port}/jobs/d-1").json()
+            job = httpx.get(f"http://127.0.0.1:{port}/jobs/d-1", auth=auth).json()
             if job["state"] == "dead":
                 break
             time.sleep(0.1)
@@ -267,7 +277,8 @@ def test_serve_runs_out_of_the_box_without_credentials(tmp_path: Path) -> None:
         _, err = proc.communicate(timeout=20)
     text = err.decode()
     assert f"webhook secret in {tmp_path / 'data' / 'webhook-secret'}" in text
-    assert secret not in text  # the secret itself is never printed
+    assert secret not in text and password not in text  # neither is ever printed
+    assert f"the password in {password_file}" in text
     logs = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
     assert logs and all({"ts", "level", "job_id", "msg"} <= set(entry) for entry in logs)
     job_lines = [entry for entry in logs if entry["job_id"] == "d-1"]

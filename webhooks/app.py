@@ -54,8 +54,10 @@ def create_app(
     max_body: int = MAX_BODY,
     intake: Intake | None = None,
     limits: ServerLimits | None = None,
+    jobs_password: str | None = None,
 ) -> ReceiverApp:
-    """The receiver app on `queue`; `secret` is the App's webhook secret (never empty)."""
+    """The receiver app on `queue`; `secret` is the App's webhook secret (never empty);
+    with `jobs_password` the jobs page and job records need it (`serve` always sets one)."""
     if not secret:
         raise ValueError("a webhook secret is required: unsigned deliveries are never accepted")
     metrics = metrics or Metrics(queue)
@@ -99,5 +101,7 @@ def create_app(
         body = await anyio.to_thread.run_sync(metrics.render)
         return Response(body, media_type=CONTENT_TYPE_LATEST)
 
-    add_pages(app, queue, server_url, rejected=lambda: dict(metrics.rejected))
+    add_pages(
+        app, queue, server_url, rejected=lambda: dict(metrics.rejected), password=jobs_password
+    )
     return app

@@ -1,18 +1,49 @@
-"""The jobs page (`GET /`) and one job as JSON (`GET /jobs/{id}`)."""
+"""The jobs page (`GET /`) and one job as JSON (`GET /jobs/{id}`), behind a password.
+
+`serve` always sets one (AGENTBOT_JOBS_PASSWORD, or a file in the data dir): the page shows
+every installation's jobs and logs, and repository code run with the network (the setup
+stage) shares the host's loopback. HTTP Basic, any user name, so a browser asks for it.
+"""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hmac
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from html import escape
 from urllib.parse import quote
 
 import anyio.to_thread
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from bot.errors import QueueError
 from bot.queue import JobQueue, JobRecord, JobState
+
+
+def _allowed(request: Request, password: str | None) -> bool:
+    """Whether the request carries `password` by HTTP Basic (always, without one)."""
+    if password is None:
+        return True
+    scheme, _, encoded = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "basic":
+        return False
+    try:
+        given = base64.b64decode(encoded, validate=True).decode("utf-8").partition(":")[2]
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    return hmac.compare_digest(given.encode(), password.encode())
+
+
+def _ask_password() -> Response:
+    return Response(
+        "the jobs page needs its password (AGENTBOT_JOBS_PASSWORD or jobs-password in the"
+        " data dir)\n",
+        status_code=401,
+        headers={"WWW-Authenticate": 'Basic realm="agentbot jobs"'},
+    )
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -24,13 +55,17 @@ def add_pages(
     queue: JobQueue,
     server_url: str,
     rejected: Callable[[], Mapping[str, int]] = dict,
+    password: str | None = None,
 ) -> None:
     """Route `GET /jobs/{job_id}` and the jobs page `GET /` on `app`; `rejected` counts the
-    deliveries refused since start (bad signature…), which never become jobs."""
+    deliveries refused since start (bad signature…), which never become jobs. With
+    `password`, both answer 401 unless HTTP Basic carries it."""
 
     @app.get("/jobs/{job_id}")
-    async def job_json(job_id: str) -> Response:
+    async def job_json(job_id: str, request: Request) -> Response:
         """One job, with its log, as JSON."""
+        if not _allowed(request, password):
+            return _ask_password()
         try:
             record = await anyio.to_thread.run_sync(queue.get, job_id)
         except QueueError as exc:
@@ -40,8 +75,10 @@ def add_pages(
         return JSONResponse(record.model_dump(mode="json"))
 
     @app.get("/")
-    async def jobs_page(state: str = "", limit: int = 100) -> Response:
+    async def jobs_page(request: Request, state: str = "", limit: int = 100) -> Response:
         """The jobs page: newest first, optionally one state."""
+        if not _allowed(request, password):
+            return _ask_password()
         try:
             wanted = JobState(state) if state else None
         except ValueError:

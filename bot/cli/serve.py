@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import typer
+from pydantic import SecretStr
 
 from bot.cli.app import app
 from bot.config import Settings, load_settings
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 Handlers = Mapping["JobKind", "Handler"]
 
 SECRET_FILE = "webhook-secret"  # noqa: S105 (a file name, not a secret)
+PASSWORD_FILE = "jobs-password"  # noqa: S105 (a file name, not a secret)
 
 
 def safe_url(url: str) -> str:
@@ -56,11 +58,24 @@ def webhook_secret(settings: Settings) -> tuple[str, Path | None, bool]:
     AGENTBOT_DATA_DIR/webhook-secret (mode 0600, never overwritten) so `serve` works out of
     the box; the App's settings page must then be given that value.
     """
-    if settings.github_webhook_secret is not None:
-        value = settings.github_webhook_secret.get_secret_value()
-        if value:
-            return value, None, False
-    path = settings.data_dir / SECRET_FILE
+    return _stored(settings, settings.github_webhook_secret, SECRET_FILE)
+
+
+def jobs_password(settings: Settings) -> tuple[str, Path | None, bool]:
+    """The jobs page's password: AGENTBOT_JOBS_PASSWORD, else one kept in the data dir.
+
+    The page lists every installation's jobs and logs, and repository code run with the
+    network (the setup stage) can reach this port on loopback: it is never open.
+    """
+    return _stored(settings, settings.jobs_password, PASSWORD_FILE)
+
+
+def _stored(
+    settings: Settings, given: SecretStr | None, name: str
+) -> tuple[str, Path | None, bool]:
+    if given is not None and given.get_secret_value():
+        return given.get_secret_value(), None, False
+    path = settings.data_dir / name
     path.parent.mkdir(parents=True, exist_ok=True)
     created = False
     try:
@@ -73,7 +88,7 @@ def webhook_secret(settings: Settings) -> tuple[str, Path | None, bool]:
         created = True
     value = path.read_text().strip()
     if not value:
-        raise ConfigError(f"{path} is empty: delete it to get a new secret", path=str(path))
+        raise ConfigError(f"{path} is empty: delete it to get a new one", path=str(path))
     return value, path, created
 
 
@@ -205,7 +220,8 @@ def run_server(
     limits = limits or ServerLimits()
     settings = load_settings()
     secret, path, created = webhook_secret(settings)
-    setup_logging(json_lines=True, secrets=_secrets(settings, secret))
+    password, password_path, _ = jobs_password(settings)
+    setup_logging(json_lines=True, secrets=[*_secrets(settings, secret), password])
     log = logging.getLogger("agentbot.serve")
     if path is not None:
         what = "created a new" if created else "using the"
@@ -222,9 +238,16 @@ def run_server(
     )
     if pool.workers and deps.github_for is None:
         log.warning("no GitHub credentials configured: deliveries are stored, jobs will fail")
+    if password_path is not None:
+        typer.echo(
+            f"jobs page: any user name, the password in {password_path} (mode 0600),"
+            " or set AGENTBOT_JOBS_PASSWORD",
+            err=True,
+        )
     web = create_app(
         queue=queue,
         secret=secret,
+        jobs_password=password,
         metrics=metrics,
         settings=settings,
         intake=intake,

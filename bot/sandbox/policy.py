@@ -62,7 +62,7 @@ class SandboxPolicy:
         secret and the SQLite queue hidden, and in Actions the runner's temp folder (its
         file commands, the event payload, actions/checkout's credentials)."""
         data = settings.data_dir.resolve()
-        hidden = [data, data / "webhook-secret"]
+        hidden = [data, data / "webhook-secret", data / "jobs-password"]
         if settings.github_app_private_key_path is not None:
             hidden.append(settings.github_app_private_key_path.resolve())
         if settings.queue.startswith(SQLITE):
