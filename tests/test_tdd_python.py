@@ -195,3 +195,55 @@ def test_an_agent_tdd_issue_becomes_a_pr_of_green_cycles(tmp_path: Path) -> None
         # 4 picks + 2 verdict answers; tester 2 turns x 7; implementer 2 x 6; refactorer.
         assert t.calls(1) == 1 + 2 + 2 + 1
         assert t.calls(3) == 1 + 2 + 3 * 2 + 2 * 2 + 2 + 1
+
+
+def straight() -> dict[int, Cycle]:
+    """Four cycles with no rejection: 6 requests each (pick, test x2, code x2, refactor)."""
+    tests = [IMPORT + ONE, IMPORT + ONE + TWO, IMPORT + ONE + TWO + FIVE]
+    tests.append(tests[-1] + FOUR)
+    codes = [
+        code('    return "I"\n'),
+        code('    return "I" * number\n'),
+        table('(5, "V"), (1, "I")'),
+        table('(5, "V"), (4, "IV"), (1, "I")'),
+    ]
+    names = ["test_one", "test_two", "test_five", "test_four"]
+    return {
+        n: Cycle(n, TESTS, [tests[n - 1]], names[n - 1], [(CODE, codes[n - 1])])
+        for n in range(1, 5)
+    }
+
+
+def test_a_budget_stop_opens_a_draft_and_the_rerun_resumes_at_cycle_3(tmp_path: Path) -> None:
+    t, script = team(straight())
+    with world(tmp_path, script, files=FILES) as w:
+        job = issue(w)
+        stopped = tdd(job, w.env(config("budget:\n  max_turns: 12\n")))
+        assert stopped.status == JobStatus.FAILED and "budget exhausted" in stopped.error
+        assert len(w.llm.requests) == 12
+        assert [c.subject for c in reversed(commits(w.remote, BRANCH, base="main"))] == [
+            "feat(roman-numerals): 1 is I",
+            "feat(roman-numerals): 2 is II: repeat I",
+        ]
+        [pr] = w.gh.pulls(REPO)
+        assert pr.pull is not None and pr.pull.draft
+        assert "**Stopped:** budget exhausted" in pr.body and "continues with cycle 3" in pr.body
+        assert "3. 5 is V — ⬜ not covered yet" in pr.body and "Closes #1" not in pr.body
+        [folder] = list((w.tmp / "data" / "sessions").iterdir())
+        status = json.loads((folder / "status.json").read_text())
+        assert status["completed_tasks"] == ["cycle 1: 1 is I", "cycle 2: 2 is II: repeat I"]
+        assert "budget exhausted" in status["known_issues"][0]
+        saved = json.loads((folder / "tdd.json").read_text())
+        assert [c["cycle"] for c in saved["cycles"]] == [1, 2] and saved["stopped"]
+
+        resumed = tdd(job, w.env(config()))
+        assert resumed.status == JobStatus.SUCCESS, resumed.error
+        assert len(w.llm.requests) == 24  # cycles 3 and 4 only
+        assert (t.calls(1), t.calls(2), t.calls(3), t.calls(4)) == (6, 6, 6, 6)
+        assert len(commits(w.remote, BRANCH, base="main")) == 4
+        assert set(replay(w.remote, tmp_path).values()) == {0}
+        [pr] = w.gh.pulls(REPO)
+        # Cycles 1-2 come back from their commits (a refactoring try leaves no trace there).
+        assert "| 1 | 1 is I | `test_one` | missing name | 1/1/0 | none |" in pr.body
+        assert "| 3 | 5 is V | `test_five` | assertion | 1/1/1 | none |" in pr.body
+        assert "4 of 4 requirement(s) done" in pr.body and "Closes #1" in pr.body

@@ -96,6 +96,8 @@ def from_history(commits: list[tuple[str, str]]) -> list[CycleRecord]:
             owner = cycles[int(ref[1])]
             subject = message.strip().splitlines()[0].split(": ", 1)[-1]
             owner.refactorings = [*owner.refactorings, subject]
+            # Only kept refactorings leave a trace on the branch; reverted tries do not.
+            owner.refactor_attempts = len(owner.refactorings)
     return [cycles[n] for n in sorted(cycles)]
 
 
