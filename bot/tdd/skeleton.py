@@ -28,7 +28,9 @@ def skeleton_files(language: str, title: str) -> dict[str, str]:
         return {
             "pyproject.toml": (
                 f'[project]\nname = "{dashed}"\nversion = "0.1.0"\nrequires-python = ">=3.11"\n\n'
-                '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["."]\n'
+                '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["."]\n\n'
+                '[tool.ruff]\nline-length = 100\n\n[tool.ruff.format]\nquote-style = "double"\n\n'
+                "[tool.mypy]\nstrict = true\n"
             ),
             f"{pkg}/__init__.py": f'"""{title}."""\n',
             "tests/__init__.py": "",

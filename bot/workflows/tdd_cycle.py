@@ -53,6 +53,8 @@ class Engine:
     budget: BudgetTracker
     session: Session
     max_cycles: int
+    resume_from: str | None = None
+    """Cycles are read back from `resume_from..HEAD` (None: `base_sha..HEAD`; "": all of HEAD)."""
     on_cycle: Callable[[TddState], None] = lambda _: None
     """Called after each committed cycle (the GitHub flow pushes there)."""
     state: TddState = field(init=False)
@@ -64,7 +66,9 @@ class Engine:
 
     def run(self) -> TddState:
         """Resume from the branch's trailers, then cycle until done or stopped."""
-        log = self.ws.git("log", "--reverse", "--format=%H%x00%B%x01", f"{self.base_sha}..HEAD")
+        start = self.base_sha if self.resume_from is None else self.resume_from
+        span = f"{start}..HEAD" if start else "HEAD"
+        log = self.ws.git("log", "--reverse", "--format=%H%x00%B%x01", span)
         pairs = [tuple(e.strip("\n").split("\0", 1)) for e in log.split("\x01") if "\0" in e]
         self.state.cycles = tdd_state.from_history([(p[0], p[1]) for p in pairs])
         first = self.suite.run()

@@ -1,0 +1,75 @@
+"""`agentbot tdd` on an empty directory, as a person runs it: the real binary, a scripted model."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.anthropic import FakeAnthropic
+from tests.tdd_script import team
+from tests.test_tdd_python import KATA, straight
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+
+AGENTBOT = str(Path(sys.executable).with_name("agentbot"))
+
+
+def cli_env(tmp: Path, llm_url: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTBOT_", "ANTHROPIC_"))}
+    env.update(
+        ANTHROPIC_API_KEY="sk-ant-test-key-0000",
+        ANTHROPIC_BASE_URL=llm_url,
+        AGENTBOT_DATA_DIR=str(tmp / "data"),
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
+    )
+    return env
+
+
+def test_tdd_on_an_empty_directory_builds_a_project_validate_passes(tmp_path: Path) -> None:
+    kata = tmp_path / "KATA.md"
+    kata.write_text(KATA)
+    project = tmp_path / "roman"
+    project.mkdir()
+    _, script = team(straight())
+    with FakeAnthropic(list(script)) as llm:
+        env = cli_env(tmp_path, llm.base_url)
+        args = [AGENTBOT, "tdd", str(kata), "--repo", str(project), "--language", "python"]
+        proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=500)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "| 4 | 4 is IV: subtract I before V | `test_four` | assertion |" in proc.stdout
+        log = subprocess.run(
+            ["git", "log", "--reverse", "--format=%s"], cwd=project, capture_output=True, text=True
+        ).stdout.splitlines()
+        assert log == [
+            "chore: python project skeleton for TDD",
+            "feat(roman-numerals): 1 is I",
+            "feat(roman-numerals): 2 is II: repeat I",
+            "feat(roman-numerals): 5 is V",
+            "feat(roman-numerals): 4 is IV: subtract I before V",
+        ]
+        assert (project / "roman_numerals" / "roman.py").is_file()
+        checked = subprocess.run(
+            [AGENTBOT, "validate", "--repo", str(project)],
+            env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert "gate PASSED" in checked.stdout and "4/4 passed" in checked.stdout
+
+        again = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+        assert again.returncode == 0 and len(llm.requests) == 24  # nothing left to do: no call
+
+
+def test_a_kata_without_requirements_is_a_usage_error(tmp_path: Path) -> None:
+    kata = tmp_path / "KATA.md"
+    kata.write_text("# Empty\n\n## Requirements\n\nnone yet\n")
+    proc = subprocess.run(
+        [AGENTBOT, "tdd", str(kata), "--repo", str(tmp_path / "p")],
+        env=cli_env(tmp_path, "http://127.0.0.1:9"), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert "line 3: `## Requirements` lists nothing" in proc.stderr
+    assert "Traceback" not in proc.stderr
