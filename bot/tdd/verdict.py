@@ -136,13 +136,21 @@ _JS_NO_MODULE = re.compile(r"Cannot find (?:module|package) '([^']+)'")
 _JS_ASSERT = re.compile(r"AssertionError|ERR_ASSERTION|expect\(received\)|Expected:")
 
 
+_JS_REQUIRER = re.compile(r"Require stack:\s*\n[#\s]*- (\S+)")
+_TEST_DIR = re.compile(r"(?:^|/)(?:tests?|__tests__|spec)/[^/]*$")
+
+
 def _js(text: str, project: set[str]) -> str | None:
     if _JS_SYNTAX.search(text):
         return "syntax error in the test"
+    requirer = _JS_REQUIRER.search(text)
+    in_tests = bool(requirer and _TEST_DIR.search(requirer[1]))
     for spec in _JS_NO_MODULE.findall(text):
-        # A relative path outside the tests is the code under test, not there yet.
-        inside = spec.startswith(".") and not re.search(r"(?:^|/)(?:tests?|__tests__)/", spec)
-        if not inside and spec.split("/")[0] not in project:
+        # `../src/x` from a test folder is the code under test, not written yet; `./helper`
+        # from a test folder, or a package that is not installed, is the test's own fault.
+        if spec.startswith("./") and in_tests:
+            return f"import error of the test file itself: cannot find `{spec}`"
+        if not spec.startswith(".") and spec.split("/")[0] not in project:
             return f"import error of the test file itself: cannot find `{spec}`"
     if _JS_NO_MODULE.search(text) or _JS_MISSING.search(text):
         return "missing name"
