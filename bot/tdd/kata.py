@@ -77,7 +77,12 @@ def parse_kata(text: str, source: str | Path, *, title: str = "") -> KataDescrip
 def _items(lines: list[str]) -> list[str]:
     """Top-level list items; an indented continuation line joins its item."""
     items: list[str] = []
+    in_code = False
     for line in lines:
+        if line.lstrip().startswith(("```", "~~~")):
+            in_code = not in_code
+        if in_code:
+            continue
         found = _ITEM.match(line) if not line.startswith((" ", "\t")) else None
         if found:
             items.append(found[1])

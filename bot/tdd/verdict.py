@@ -73,6 +73,8 @@ def judge_red(language: str, run: SuiteRun, before: int, project: Collection[str
         if run.total > before:
             return Verdict(False, OVERSHOOT + ": the new test passes without any new code", detail)
         return Verdict(False, NO_NEW_TEST, detail)
+    if run.counts is not None and run.counts.failed_count == 0:
+        return Verdict(False, NO_NEW_TEST, detail)  # red, yet no test failed: none ran
     text = strip_ansi(run.output)
     reason = _LANGUAGES.get(language, _python)(text, set(project))
     if reason is None:
