@@ -9,9 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e import REPO, fast_validation_yaml, world
 from tests.fakes.anthropic import FakeAnthropic
+from tests.fakes.gitrepo import clone_branch, commits
 from tests.tdd_script import team
-from tests.test_tdd_python import KATA, straight
+from tests.test_cli_run import actions_env, labeled_payload
+from tests.test_tdd_python import FILES, KATA, straight
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -73,3 +76,32 @@ def test_a_kata_without_requirements_is_a_usage_error(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "line 3: `## Requirements` lists nothing" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_agentbot_run_in_the_action_runs_an_agent_tdd_issue(tmp_path: Path) -> None:
+    kata = "# Roman Numerals\n\n## Requirements\n- 1 is I\n- 2 is II: repeat I\n"
+    text = fast_validation_yaml().replace(
+        f"  test: {sys.executable}", f"  test: PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable}"
+    )
+    _, script = team(straight())
+    with world(tmp_path, script, files=FILES, repo_yaml=text) as w:
+        w.gh.set_permission(REPO, "alice", "write")
+        w.gh.add_issue(REPO, number=7, title="Roman", body=kata, labels=["agent-tdd"])
+        checkout = clone_branch(w.remote, "main", tmp_path / "checkout")
+        env = actions_env(
+            tmp_path, w.gh.url, w.llm.base_url, "issues", labeled_payload("agent-tdd")
+        )
+        proc = subprocess.run(
+            [AGENTBOT, "run"], cwd=checkout, env=env, capture_output=True, text=True, timeout=300
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert len(w.llm.requests) == 12
+        outputs = (tmp_path / "output.txt").read_text()
+        assert "status=success" in outputs and "/pull/" in outputs
+        [pr] = w.gh.pulls(REPO)
+        assert "2 of 2 requirement(s) done" in (pr.body or "") and "Closes #7" in (pr.body or "")
+        subjects = [c.subject for c in commits(w.remote, "agentbot/tdd-issue-7", base="main")]
+        assert subjects == [
+            "feat(roman-numerals): 2 is II: repeat I",
+            "feat(roman-numerals): 1 is I",
+        ]
