@@ -131,7 +131,7 @@ def replay(remote: Path, tmp: Path) -> dict[str, int]:
     """Run pytest on every commit of the branch: subject -> exit code."""
     clone = tmp / "replay"
     subprocess.run(["git", "clone", "-q", str(remote), str(clone)], check=True)
-    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
     codes: dict[str, int] = {}
     for c in reversed(commits(remote, BRANCH, base="main")):
         subprocess.run(["git", "checkout", "-q", c.sha], cwd=clone, check=True)

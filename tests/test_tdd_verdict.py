@@ -46,6 +46,8 @@ def run(tmp: Path, test: str) -> SuiteRun:
         ("from roman import to_roman\n\n\ndef test_one():\n    assert to_roman(1) == 'I'\n",
          False, "overshoot"),
         ("def helper():\n    pass\n", False, "no new test was collected"),
+        ("def test_a():\n    assert 0\n\n\ndef test_b():\n    assert 0\n",
+         False, "more than one test fails"),
     ],
 )  # fmt: skip
 def test_red_is_judged_by_the_runner(tmp_path: Path, test: str, ok: bool, reason: str) -> None:

@@ -75,9 +75,12 @@ def write_skeleton(root: Path, language: str, title: str) -> list[str]:
     return written
 
 
+_BARE = re.compile(r"^(?:\.git|\.github|\.gitignore|\.gitattributes|README.*|LICEN[CS]E.*)$", re.I)
+
+
 def is_empty(root: Path) -> bool:
-    """True when `root` holds nothing but (maybe) a `.git` folder."""
-    return not any(p.name != ".git" for p in root.iterdir()) if root.is_dir() else True
+    """True when `root` has no project yet: nothing but git files, a README or a licence."""
+    return not any(not _BARE.match(p.name) for p in root.iterdir()) if root.is_dir() else True
 
 
 def detect_language(root: Path) -> str:

@@ -75,6 +75,8 @@ def judge_red(language: str, run: SuiteRun, before: int, project: Collection[str
         return Verdict(False, NO_NEW_TEST, detail)
     if run.counts is not None and run.counts.failed_count == 0:
         return Verdict(False, NO_NEW_TEST, detail)  # red, yet no test failed: none ran
+    if run.counts is not None and run.counts.failed_count > 1:
+        return Verdict(False, "more than one test fails: write exactly one new test", detail)
     text = strip_ansi(run.output)
     reason = _LANGUAGES.get(language, _python)(text, set(project))
     if reason is None:

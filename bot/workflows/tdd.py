@@ -17,7 +17,7 @@ from bot.errors import AgentbotError, KataParseError
 from bot.guards import open_refusal
 from bot.models import Job, JobResult, JobStatus, KataDescription
 from bot.ports import JobEnv
-from bot.report import Step
+from bot.report import Step, StepState
 from bot.tdd.kata import parse_kata
 from bot.tdd.skeleton import detect_language, is_empty, package_name, write_skeleton
 from bot.tdd.state import TddState
@@ -65,7 +65,7 @@ class TddFlow(Flow):
         kata = self.read_kata()
         self.prepare_branch()
         language = str(self.job.params.get("language") or "")
-        if is_empty(self.ws.path) or not any(p.name != "README.md" for p in self._top()):
+        if is_empty(self.ws.path):
             language = language or "python"
             write_skeleton(self.ws.path, language, kata.title)
             self.ws.commit(f"chore: {language} project skeleton for TDD")
@@ -89,7 +89,7 @@ class TddFlow(Flow):
             budget=self.budget,
             session=self.session,
             max_cycles=int(self.job.params.get("max_cycles") or DEFAULT_MAX_CYCLES),
-            on_cycle=lambda _: self.env.push(self.ws, self.branch),
+            on_cycle=self.checkpoint,
         )
         self.step(STEPS[1], "running")
         state = engine.run()
@@ -164,13 +164,18 @@ class TddFlow(Flow):
 
     # --- helpers ----------------------------------------------------------------------------
 
-    def _top(self) -> list[Any]:
-        return [p for p in self.ws.path.iterdir() if p.name not in (".git", ".github")]
-
-    def step(self, title: str, state: Any, detail: str = "") -> None:
+    def step(
+        self, title: str, state: StepState, detail: str = "", *, publish: bool = False
+    ) -> None:
         """Set a step of the progress comment."""
         if self.progress is not None:
-            self.progress.set(title, state, detail, publish=False)
+            self.progress.set(title, state, detail, publish=publish)
+
+    def checkpoint(self, state: TddState) -> None:
+        """A committed cycle: pushed at once, and the progress comment says how far."""
+        self.env.push(self.ws, self.branch)
+        done = f"{len(state.cycles)} of {len(state.requirements)} requirement(s)"
+        self.step(STEPS[1], "running", done, publish=True)
 
     def fail(self, reason: str) -> JobResult:
         """Say why on the issue and label it; the branch keeps any pushed cycles."""
