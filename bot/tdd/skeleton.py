@@ -96,6 +96,9 @@ def detect_language(root: Path) -> str:
 
 def project_modules(root: Path, language: str) -> set[str]:
     """Names a test may import as the code under test (the top-level packages and modules)."""
+    if language == "rust":
+        found = re.search(r'^name\s*=\s*"([^"]+)"', _text(root / "Cargo.toml"), re.M)
+        return {found[1].replace("-", "_")} if found else set()
     if language != "python":
         return {p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")}
     names: set[str] = set()
@@ -109,9 +112,14 @@ def project_modules(root: Path, language: str) -> set[str]:
                 names.add(p.stem)
             elif p.is_dir() and (p / "__init__.py").is_file():
                 names.add(p.name)
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
-        found = re.search(r'^name\s*=\s*"([^"]+)"', pyproject.read_text(encoding="utf-8"), re.M)
-        if found:
-            names.add(re.sub(r"[-.]+", "_", found[1]).lower())
+    found = re.search(r'^name\s*=\s*"([^"]+)"', _text(root / "pyproject.toml"), re.M)
+    if found:
+        names.add(re.sub(r"[-.]+", "_", found[1]).lower())
     return names
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return ""

@@ -175,14 +175,18 @@ def _go(text: str, project: set[str]) -> str | None:
 
 _RS_MISSING = re.compile(
     r"cannot find (?:function|value|type|struct|macro) `|no (?:function|method) .*named"
-    r"|unresolved import `(?:crate|super)"
+    r"|unresolved import `(?:crate|super)::"
 )
+_RS_IMPORT = re.compile(r"unresolved import `(\w+)::")
 
 
 def _rust(text: str, project: set[str]) -> str | None:
     if re.search(r"^error: expected |^error: mismatched closing delimiter", text, re.M):
         return "syntax error in the test"
     if _RS_MISSING.search(text):
+        return "missing name"
+    # An integration test imports the crate by name: a missing item of it is the code's.
+    if any(name in project for name in _RS_IMPORT.findall(text)):
         return "missing name"
     if re.search(r"unresolved import|can't find crate", text):
         return "import error of the test file itself"
