@@ -110,7 +110,10 @@ def test_node_test_cycles_judged_by_the_runner(tmp_path: Path) -> None:
 
         body = w.gh.pulls(REPO)[0].body or ""
         assert "| 1 | 1 is I | `1 is I` | missing name | 1/1/1 | none |" in body
-        assert "| 2 | 2 is II: repeat I | `2 is II` | assertion | 2/1/1 |" in body
+        assert (
+            "| 2 | 2 is II: repeat I | `2 is II` | assertion (rejected first: syntax error in"
+            " the test) | 2/1/1 |"
+        ) in body
         assert "cycle 2: test attempt 1: syntax error in the test" in body
         assert "cycle 3: test attempt 1: import error of the test file itself" in body
         assert "cycle 4: test attempt 1: overshoot" in body

@@ -181,8 +181,14 @@ def test_an_agent_tdd_issue_becomes_a_pr_of_green_cycles(tmp_path: Path) -> None
         assert pr.pull is not None and not pr.pull.draft
         body = pr.body or ""
         assert "| 1 | 1 is I | `test_one` | missing name | 1/1/1 | none |" in body
-        assert "| 3 | 5 is V | `test_five` | assertion | 3/2/2 | reverted |" in body
-        assert "| 4 | 4 is IV: subtract I before V | `test_four` | assertion | 2/2/1 |" in body
+        assert (
+            "| 3 | 5 is V | `test_five` | assertion (rejected first: syntax error in the test,"
+            " import error of the test file itself) | 3/2/2 | reverted |"
+        ) in body
+        assert (
+            "| 4 | 4 is IV: subtract I before V | `test_four` | assertion (rejected first:"
+            " overshoot) | 2/2/1 |"
+        ) in body
         assert "4. 4 is IV: subtract I before V — ✅ `test_four`" in body
         assert "cycle 3: test attempt 1: syntax error in the test" in body
         assert "cycle 3: test attempt 2: import error of the test file itself" in body
@@ -247,3 +253,14 @@ def test_a_budget_stop_opens_a_draft_and_the_rerun_resumes_at_cycle_3(tmp_path: 
         assert "| 1 | 1 is I | `test_one` | missing name | 1/1/0 | none |" in pr.body
         assert "| 3 | 5 is V | `test_five` | assertion | 1/1/1 | none |" in pr.body
         assert "4 of 4 requirement(s) done" in pr.body and "Closes #1" in pr.body
+
+
+def test_an_issue_without_requirements_is_answered_with_the_fix(tmp_path: Path) -> None:
+    with world(tmp_path, [], files=FILES) as w:
+        number = w.gh.add_issue(REPO, title="Roman", body="Make it nice.", labels=["agent-tdd"])
+        job = Job(kind=JobKind.TDD, repo=REPO, number=number.number, actor="alice")
+        result = tdd(job, w.env(config()))
+        assert result.status == JobStatus.NEUTRAL and "no requirements found" in result.error
+        [comment] = w.gh.comments_on(REPO, number.number)
+        assert "add a `## Requirements` section" in comment.body
+        assert w.gh.pulls(REPO) == [] and w.llm.requests == []

@@ -38,15 +38,17 @@ def cycle_table(state: TddState) -> str:
     """The cycle table: requirement, test, red reason, attempts, refactoring, cost."""
     rows = [
         "| # | Requirement | Test | Red reason | Attempts (test/code/refactor) | Refactoring"
-        " | Cost |",
+        " | Cost (test + code) |",
         "|---|---|---|---|---|---|---|",
     ]
     for c in state.cycles:
         reverted = any(v.startswith("refactoring attempt") for v in c.verdicts)
         refactoring = "; ".join(c.refactorings) or ("reverted" if reverted else "none")
+        rejected = [v.split(": ")[1] for v in c.verdicts if v.startswith("test attempt")]
+        red = c.red_reason + (f" (rejected first: {', '.join(rejected)})" if rejected else "")
         rows.append(
             f"| {c.cycle} | {_cell(c.requirement_text)} | `{_cell(c.test)}` |"
-            f" {_cell(c.red_reason)} | {c.tester_attempts}/{c.implementer_attempts}/"
+            f" {_cell(red)} | {c.tester_attempts}/{c.implementer_attempts}/"
             f"{c.refactor_attempts} | {_cell(refactoring)} | ${c.cost_usd:.4f} |"
         )
     return "\n".join(rows)
