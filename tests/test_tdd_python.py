@@ -264,3 +264,20 @@ def test_an_issue_without_requirements_is_answered_with_the_fix(tmp_path: Path) 
         [comment] = w.gh.comments_on(REPO, number.number)
         assert "add a `## Requirements` section" in comment.body
         assert w.gh.pulls(REPO) == [] and w.llm.requests == []
+
+
+def test_an_empty_repository_gets_a_skeleton_first(tmp_path: Path) -> None:
+    t, script = team(straight())
+    kata = "# Roman Numerals\n\n## Requirements\n- 1 is I\n"
+    with world(tmp_path, script, files={"README.md": "# roman\n"}) as w:
+        number = w.gh.add_issue(REPO, title="Roman", body=kata, labels=["agent-tdd"]).number
+        job = Job(kind=JobKind.TDD, repo=REPO, number=number, actor="alice")
+        result = tdd(job, w.env(config()))
+        assert result.status == JobStatus.SUCCESS, result.error
+        subjects = [c.subject for c in reversed(commits(w.remote, BRANCH, base="main"))]
+        assert subjects == [
+            "chore: python project skeleton for TDD",
+            "feat(roman-numerals): 1 is I",
+        ]
+        assert list(replay(w.remote, tmp_path).values()) == [5, 0]  # no test yet (5), then green
+        assert t.calls(1) == 6
