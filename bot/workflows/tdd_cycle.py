@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from bot.cost import BudgetTracker
 from bot.errors import AgentbotError, AgentError, LimitsExceeded
 from bot.git import Workspace
-from bot.models import AgentResult, AgentStatus, KataDescription, SessionStatusFile, TDDPhase
+from bot.models import AgentResult, AgentStatus, KataDescription, TDDPhase
 from bot.ports import JobEnv
 from bot.roles import Role, tdd_implementer, tdd_refactorer, tdd_supervisor, tdd_tester
 from bot.roles.tdd_brief import CycleBrief
@@ -31,6 +31,7 @@ from bot.tdd.verdict import Verdict, excerpt, judge_green, judge_red
 from bot.validation import run_validation
 from bot.workflows import tdd_files as files
 from bot.workflows.agents import run_role
+from bot.workflows.tdd_journal import Journal
 
 TRIES = 3
 
@@ -58,9 +59,11 @@ class Engine:
     on_cycle: Callable[[TddState], None] = lambda _: None
     """Called after each committed cycle (the GitHub flow pushes there)."""
     state: TddState = field(init=False)
+    journal: Journal = field(init=False)
 
     def __post_init__(self) -> None:
         self.state = TddState(title=self.kata.title, requirements=self.kata.requirements)
+        self.journal = Journal(self.session, self.env.clock)
 
     # --- the session ----------------------------------------------------------------------
 
@@ -92,7 +95,7 @@ class Engine:
         except CycleFailed as exc:
             files.discard(self.ws)
             self.state.stopped = str(exc)
-        self.save()
+        self.journal.save(self.state)
         return self.state
 
     def cycle(self, number: int, *, before: int) -> None:
@@ -113,7 +116,7 @@ class Engine:
         self.state.cycles.append(record)
         self.refactor(record)
         record.phase = TDDPhase.COMPLETE
-        self.save()
+        self.journal.save(self.state)
         self.on_cycle(self.state)
 
     # --- phases ---------------------------------------------------------------------------
@@ -132,7 +135,7 @@ class Engine:
         wanted = data.get("requirement")
         if isinstance(wanted, int) and wanted in remaining:
             return wanted
-        self.event("supervisor", number, f"picked {wanted!r}, not a remaining requirement")
+        self.journal.note("supervisor", number, f"picked {wanted!r}, not a remaining requirement")
         return remaining[0]
 
     def red(self, record: CycleRecord, before: int) -> str:
@@ -147,10 +150,12 @@ class Engine:
             outside = [p for p in files.changed_paths(self.ws) if not files.is_test(p)]
             if outside:
                 files.discard(self.ws, outside)
-                self.event("tester", record.cycle, f"changes outside tests undone: {outside}")
+                self.journal.note(
+                    "tester", record.cycle, f"changes outside tests undone: {outside}"
+                )
             run = self.suite.run()
             judged = judge_red(self.language, run, before, project)
-            self.judged("red", record, attempt, judged)
+            self.journal.verdict("red", record, attempt, judged)
             if judged.ok:
                 record.red_reason = judged.reason
                 record.test_files = [p for p in files.changed_paths(self.ws) if files.is_test(p)]
@@ -188,7 +193,7 @@ class Engine:
             task = tdd_implementer.build_task(brief, red=red, attempt=attempt, verdict=verdict)
             self.agent(tdd_implementer.ROLE, task)
             judged = self.judge_change(tests)
-            self.judged("green", record, attempt, judged)
+            self.journal.verdict("green", record, attempt, judged)
             if judged.ok:
                 return
             record.verdicts.append(f"code attempt {attempt}: {judged.reason}")
@@ -212,7 +217,7 @@ class Engine:
             if not files.changed_paths(self.ws):
                 return
             judged = self.judge_change(tests)
-            self.judged("refactor", record, attempt, judged)
+            self.journal.verdict("refactor", record, attempt, judged)
             if judged.ok:
                 what = res.output.data.get("refactoring") if res.output is not None else None
                 what = str(what or (res.output.summary if res.output else "")) or "tidy up"
@@ -283,54 +288,4 @@ class Engine:
             test_command=self.suite.command,
             test_files=files.test_files(self.ws),
             done=done,
-        )
-
-    def judged(self, phase: str, record: CycleRecord, attempt: int, verdict: Verdict) -> None:
-        """The runner's verdict in the session transcript."""
-        self.session.append_transcript(
-            {
-                "event": "verdict",
-                "role": "runner",
-                "phase": phase,
-                "cycle": record.cycle,
-                "attempt": attempt,
-                "ok": verdict.ok,
-                "reason": verdict.reason,
-                "output": verdict.detail,
-            }
-        )
-
-    def event(self, role: str, cycle: int, text: str) -> None:
-        """A note in the session transcript."""
-        self.session.append_transcript(
-            {"event": "note", "role": role, "cycle": cycle, "text": text}
-        )
-
-    def save(self) -> None:
-        """The state into the session folder: `tdd.json`, and `status.json`'s tasks."""
-        tdd_state.save(self.state, self.session.path)
-        try:
-            status = self.session.read_status()
-        except (OSError, ValueError):
-            status = SessionStatusFile(session=self.session.name)
-        done = [f"cycle {c.cycle}: {c.requirement_text}" for c in self.state.cycles]
-        retries = {
-            f"cycle {c.cycle}": {
-                "tester": c.tester_attempts,
-                "implementer": c.implementer_attempts,
-                "refactorer": c.refactor_attempts,
-            }
-            for c in self.state.cycles
-        }
-        issues = [self.state.stopped] if self.state.stopped else []
-        self.session.write_status(
-            status.model_copy(
-                update={
-                    "completed_tasks": done,
-                    "retry_counts": retries,
-                    "known_issues": issues,
-                    "last_ci_result": "green" if self.state.cycles else "unknown",
-                    "last_update": self.env.clock.now(),
-                }
-            )
         )
