@@ -66,6 +66,25 @@ def test_tdd_on_an_empty_directory_builds_a_project_validate_passes(tmp_path: Pa
         assert again.returncode == 0 and len(llm.requests) == 24  # nothing left to do: no call
 
 
+def test_max_cycles_stops_and_a_local_rerun_goes_on(tmp_path: Path) -> None:
+    kata = tmp_path / "KATA.md"
+    kata.write_text(KATA)
+    project = tmp_path / "roman"
+    t, script = team(straight())
+    with FakeAnthropic(list(script)) as llm:
+        env = cli_env(tmp_path, llm.base_url)
+        args = [AGENTBOT, "tdd", str(kata), "--repo", str(project)]
+        first = subprocess.run([*args, "--max-cycles", "2"], env=env, capture_output=True,
+                               text=True, timeout=500)  # fmt: skip
+        assert first.returncode == 1, first.stdout + first.stderr
+        assert "Stopped: the session's limit of 2 cycle(s). Run again to continue." in first.stdout
+        assert "3. 5 is V — ⬜ not covered yet" in first.stdout
+        second = subprocess.run(args, env=env, capture_output=True, text=True, timeout=500)
+        assert second.returncode == 0, second.stdout + second.stderr
+        assert (t.calls(1), t.calls(2), t.calls(3), t.calls(4)) == (6, 6, 6, 6)
+        assert "| 1 | 1 is I | `test_one` | missing name | 1/1/0 | none |" in second.stdout
+
+
 def test_a_kata_without_requirements_is_a_usage_error(tmp_path: Path) -> None:
     kata = tmp_path / "KATA.md"
     kata.write_text("# Empty\n\n## Requirements\n\nnone yet\n")

@@ -197,6 +197,8 @@ def test_an_agent_tdd_issue_becomes_a_pr_of_green_cycles(tmp_path: Path) -> None
         assert "cycle 4: code attempt 1: refused: test files may not change" in body
         assert "cycle 3: refactoring attempt 1 reverted: tests fail" in body
         assert "Closes #1" in body
+        progress = w.gh.comments_on(REPO, 1)[-1].body
+        assert "## Cycles" in progress and "✅ `test_four`" in progress
 
         # 4 picks + 2 verdict answers; tester 2 turns x 7; implementer 2 x 6; refactorer.
         assert t.calls(1) == 1 + 2 + 2 + 1

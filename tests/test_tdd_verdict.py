@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from bot.clock import SystemClock
+from bot.tdd.suite import Suite
 from bot.tdd.verdict import SuiteRun, judge_green, judge_red
-from bot.validation import parse_test_counts
+from bot.validation import detect_profile, parse_test_counts
+from bot.validation.environment import StageEnv
 
 CODE = 'def to_roman(number: int) -> str:\n    return "I"\n'
 
@@ -62,3 +65,25 @@ def test_green_needs_every_test_passing(tmp_path: Path) -> None:
     failing = passing + "\n\ndef test_two():\n    assert to_roman(2) == 'II'\n"
     verdict = judge_green(run(tmp_path, failing))
     assert not verdict.ok and "tests/test_roman.py::test_two" in verdict.reason
+
+
+def test_the_suite_never_runs_bytecode_of_an_older_text(tmp_path: Path) -> None:
+    """A same-size edit within the second a cached .pyc was written must still be what runs."""
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "mod.py").write_text('X = "A"\n')
+    (repo / "tests" / "test_mod.py").write_text(
+        "from mod import X\n\n\ndef test_x():\n    assert X == 'B'\n"
+    )
+    prefix = tmp_path / "pycache"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(PYTHONPYCACHEPREFIX=str(prefix), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    command = f"{sys.executable} -m pytest -q -p no:cacheprovider --rootdir ."
+    subprocess.run(command, shell=True, cwd=repo, env=env, capture_output=True, check=False)
+    assert list(prefix.rglob("mod*.pyc")), "the first run cached no bytecode"
+    stamp = (repo / "mod.py").stat().st_mtime
+    (repo / "mod.py").write_text('X = "B"\n')  # same size, same mtime: the .pyc looks valid
+    os.utime(repo / "mod.py", (stamp, stamp))
+    senv = StageEnv(repo, detect_profile(repo), tmp_path / "data", env, None)
+    run = Suite(senv, command, "pytest", 60, SystemClock()).run()
+    assert run.green, run.output

@@ -34,9 +34,16 @@ class Suite:
     timeout: float
     clock: Clock
 
+    def purge(self) -> None:
+        """Drop every cached bytecode of the workspace, in its tree and in the stage cache."""
+        purge_bytecode(self.senv.repo)
+        prefix = self.senv.env.get("PYTHONPYCACHEPREFIX")
+        if prefix:
+            shutil.rmtree(prefix, ignore_errors=True)
+
     def run(self) -> SuiteRun:
         """Run every test once; the output, exit code and parsed counts."""
-        purge_bytecode(self.senv.repo)
+        self.purge()
         done = run_command(
             self.command,
             self.senv.repo,
@@ -54,8 +61,8 @@ class Suite:
 
 
 def purge_bytecode(root: Path) -> None:
-    """Delete `__pycache__` folders: a file reverted within the second it was compiled keeps
-    its size and mtime, and Python would run the stale bytecode of the reverted text."""
+    """Delete `__pycache__` folders: a file changed within the second it was compiled, to a
+    text of the same size, looks unchanged to Python, which would run the stale bytecode."""
     for folder in root.rglob("__pycache__"):
         if not _SKIP.intersection(folder.relative_to(root).parts):
             shutil.rmtree(folder, ignore_errors=True)

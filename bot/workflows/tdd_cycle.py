@@ -240,6 +240,7 @@ class Engine:
         judged = judge_green(self.suite.run())
         if not judged.ok:
             return judged
+        self.suite.purge()  # the gate's test stage must not read bytecode of an older text
         report = run_validation(
             self.ws.path,
             self.env.config.validation,
