@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from bot import treefs
+
 LANGUAGES = ("python", "js", "ts", "rust", "go")
 
 
@@ -66,11 +68,9 @@ def write_skeleton(root: Path, language: str, title: str) -> list[str]:
     """Write the skeleton into `root` (nothing is overwritten); the paths written."""
     written = []
     for rel, text in skeleton_files(language, title).items():
-        path = root / rel
-        if path.exists():
+        if treefs.kind(root, rel) != "missing":
             continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        treefs.write_bytes(root, rel, text.encode())  # never through a link the repo holds
         written.append(rel)
     return written
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from bot import treefs
 from bot.git import Workspace
 from bot.outbound.paths import TEST_PATH
 
-Snapshot = dict[str, bytes | None]
-"""Test file -> its bytes (None: absent)."""
+Snapshot = dict[str, tuple[str, bytes]]
+"""Test file -> (`file`, its bytes) or (`link`, its target); absent files are not in it.
+
+Read and put back through `bot.treefs`: an agent may leave a link where a test file was,
+and the bot must neither read nor write through it."""
 
 
 def is_test(path: str) -> bool:
@@ -38,8 +42,11 @@ def snapshot(ws: Workspace) -> Snapshot:
     """The test files as they are now."""
     snap: Snapshot = {}
     for rel in test_files(ws):
-        path = ws.path / rel
-        snap[rel] = path.read_bytes() if path.is_file() else None
+        what = treefs.kind(ws.path, rel)
+        if what == "file":
+            snap[rel] = ("file", treefs.read_bytes(ws.path, rel))
+        elif what == "link":
+            snap[rel] = ("link", treefs.readlink(ws.path, rel).encode())
     return snap
 
 
@@ -52,13 +59,13 @@ def test_changes(ws: Workspace, before: Snapshot) -> list[str]:
 def restore(ws: Workspace, before: Snapshot, paths: list[str]) -> None:
     """Put `paths` back as `before` had them (deleting those it did not have)."""
     for rel in paths:
-        path = ws.path / rel
-        data = before.get(rel)
-        if data is None:
-            path.unlink(missing_ok=True)
+        was = before.get(rel)
+        if was is None:
+            treefs.remove(ws.path, rel, prune=False)
+        elif was[0] == "link":
+            treefs.symlink(ws.path, rel, was[1].decode())
         else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
+            treefs.write_bytes(ws.path, rel, was[1])
 
 
 def discard(ws: Workspace, paths: list[str] | None = None) -> None:
@@ -70,4 +77,4 @@ def discard(ws: Workspace, paths: list[str] | None = None) -> None:
         if ws.succeeds("cat-file", "-e", f"HEAD:{rel}"):
             ws.git("checkout", "HEAD", "--", rel)
         else:
-            (ws.path / rel).unlink(missing_ok=True)
+            treefs.remove(ws.path, rel, prune=False)
