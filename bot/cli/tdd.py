@@ -28,7 +28,9 @@ def tdd(
         str | None,
         typer.Option(help="python, js, ts, rust or go (default: from the project's files)."),
     ] = None,
-    max_cycles: Annotated[int, typer.Option(min=1, help="Stop after this many cycles.")] = 20,
+    max_cycles: Annotated[
+        int, typer.Option(min=1, help="Stop once the branch holds this many cycles.")
+    ] = 20,
 ) -> None:
     """Build the kata test first: one `feat` commit per requirement, `refactor` commits between.
 

@@ -56,8 +56,8 @@ class TddState(Model):
     """Why the run stopped before every requirement was covered ("" when it did not)."""
 
     def covered(self) -> set[int]:
-        """Requirements (1-based) a completed cycle covers."""
-        return {c.requirement for c in self.cycles if c.phase == TDDPhase.COMPLETE}
+        """Requirements (1-based) a committed cycle covers (its refactoring is optional)."""
+        return {c.requirement for c in self.cycles if c.commit or c.phase == TDDPhase.COMPLETE}
 
     def remaining(self) -> list[int]:
         """Requirements (1-based) no completed cycle covers yet, in order."""
@@ -99,6 +99,18 @@ def from_history(commits: list[tuple[str, str]]) -> list[CycleRecord]:
             # Only kept refactorings leave a trace on the branch; reverted tries do not.
             owner.refactor_attempts = len(owner.refactorings)
     return [cycles[n] for n in sorted(cycles)]
+
+
+def resume(history: list[CycleRecord], requirements: list[str]) -> tuple[list[CycleRecord], int]:
+    """The cycles of `history` that cover one of `requirements` (matched by text, so an edited
+    kata keeps what still applies), and the next cycle's number."""
+    index = {text: i for i, text in enumerate(requirements, 1)}
+    kept = [
+        c.model_copy(update={"requirement": index[c.requirement_text]})
+        for c in history
+        if c.requirement_text in index
+    ]
+    return kept, max((c.cycle for c in history), default=0) + 1
 
 
 def save(state: TddState, folder: Path) -> None:

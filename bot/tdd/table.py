@@ -86,6 +86,6 @@ def pr_body(state: TddState, *, issue: int | None, cost_usd: float, turns: int) 
     if rejected := rejections(state):
         parts += ["## Rejected by the runner", rejected]
     parts.append(f"Cost ${cost_usd:.4f} · {turns} turns")
-    if issue is not None and not state.stopped:
+    if issue is not None and not state.remaining():
         parts.append(f"Closes #{issue}")
     return "\n\n".join(parts)

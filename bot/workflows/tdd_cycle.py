@@ -73,11 +73,12 @@ class Engine:
         span = f"{start}..HEAD" if start else "HEAD"
         log = self.ws.git("log", "--reverse", "--format=%H%x00%B%x01", span)
         pairs = [tuple(e.strip("\n").split("\0", 1)) for e in log.split("\x01") if "\0" in e]
-        self.state.cycles = tdd_state.from_history([(p[0], p[1]) for p in pairs])
+        history = tdd_state.from_history([(p[0], p[1]) for p in pairs])
+        self.state.cycles, number = tdd_state.resume(history, self.kata.requirements)
         first = self.suite.run()
         if not first.green and first.total:
             raise AgentbotError(
-                f"the suite fails before cycle {len(self.state.cycles) + 1}; TDD starts from a"
+                f"the suite fails before cycle {number}; TDD starts from a"
                 f" green suite:\n{excerpt(first.output, 1500)}"
             )
         try:
@@ -85,7 +86,8 @@ class Engine:
                 if len(self.state.cycles) >= self.max_cycles:
                     self.state.stopped = f"the session's limit of {self.max_cycles} cycle(s)"
                     break
-                self.cycle(len(self.state.cycles) + 1, before=first.total)
+                if self.cycle(number, before=first.total):
+                    number += 1
                 first = self.suite.run()
             else:
                 self.state.done = True
@@ -98,12 +100,12 @@ class Engine:
         self.journal.save(self.state)
         return self.state
 
-    def cycle(self, number: int, *, before: int) -> None:
-        """Supervisor, RED, GREEN, commit, REFACTOR: one cycle."""
+    def cycle(self, number: int, *, before: int) -> bool:
+        """Supervisor, RED, GREEN, commit, REFACTOR: one cycle; False when none was needed."""
         spent = self.budget.cost_usd
         pick = self.supervise_pick(number)
         if pick is None:
-            return
+            return False
         record = CycleRecord(
             cycle=number, requirement=pick, requirement_text=self.kata.requirements[pick - 1]
         )
@@ -118,6 +120,7 @@ class Engine:
         record.phase = TDDPhase.COMPLETE
         self.journal.save(self.state)
         self.on_cycle(self.state)
+        return True
 
     # --- phases ---------------------------------------------------------------------------
 
