@@ -168,10 +168,10 @@ def test_console_script_reads_the_actions_environment(tmp_path: Path) -> None:
     assert json.loads(lines[0])["action"] == "fix_issue"
 
 
-def test_route_offers_only_built_kinds(tmp_path: Path) -> None:
-    """`agentbot tdd` is not built: its label routes nowhere, as in production."""
+def test_route_sends_the_tdd_label_to_tdd(tmp_path: Path) -> None:
+    """TDD is built: its label routes to it, as in production."""
     payload = str(write(tmp_path, labeled("agent-tdd")))
     code, out, _ = run("--event-name", "issues", "--payload", payload)
     assert code == 0
     decision = json.loads(out)
-    assert decision["action"] == "ignore" and "not an agentbot label" in decision["reason"]
+    assert decision["action"] == "tdd", decision

@@ -815,22 +815,27 @@ def test_every_routed_kind_has_a_handler() -> None:
             JobKind.IMPLEMENT,
             JobKind.REFUEL,
             JobKind.COVER,
+            JobKind.TDD,
         }
     )
     for kind in JobKind:
         assert (kind in HANDLERS) == (kind in routed), kind
 
 
+def test_the_tdd_label_is_routed_now_that_tdd_is_built() -> None:
+    got = job(decide_with("issues", labeled("agent-tdd"), DEFAULT, kinds=BUILT))
+    assert got.kind is JobKind.TDD and got.params == {"trigger": "label", "label": "agent-tdd"}
+    without = ignored(
+        decide_with("issues", labeled("agent-tdd"), DEFAULT, kinds=BUILT - {JobKind.TDD})
+    )
+    assert "not an agentbot label" in without.reason and "TDD" not in without.reason
+
+
 def test_unbuilt_triggers_are_not_routed_nor_offered() -> None:
-    tdd = ignored(decide_with("issues", labeled("agent-tdd"), DEFAULT, kinds=BUILT))
-    assert "not an agentbot label" in tdd.reason and "TDD" not in tdd.reason
     fix_on_pr = ignored(
         decide_with("issue_comment", comment("/fix", on_pr=True), DEFAULT, kinds=BUILT)
     )
     assert "/implement" in fix_on_pr.reply and "/cover" in fix_on_pr.reply
-    dispatched = example("workflow_dispatch")
-    dispatched["inputs"] = {"kind": "tdd", "number": "1"}
-    ignored(decide_with("workflow_dispatch", dispatched, DEFAULT, kinds=BUILT), "cannot run tdd")
 
 
 def test_a_command_needs_a_sigil() -> None:
@@ -842,7 +847,5 @@ def test_a_command_needs_a_sigil() -> None:
 def test_the_app_and_the_readme_offer_only_built_triggers() -> None:
     root = Path(__file__).resolve().parents[1]
     offered = (root / "app.yml").read_text() + (root / "README.md").read_text()
-    for unbuilt in ("agent-tdd",):
-        assert unbuilt not in offered, unbuilt
-    for built in ("/fix", "/implement", "/cover", "agent-fix"):
+    for built in ("/fix", "/implement", "/cover", "agent-fix", "agent-tdd"):
         assert built in offered, built

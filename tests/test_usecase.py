@@ -178,7 +178,7 @@ GUARD_CASES = [
     ("closed-issue", labeled(2, "wendy"), False, [], "issue #2 is closed"),
     ("locked-issue", commented(3, "wendy", "/fix"), False, [], "issue #3 is locked"),
     ("foreign-bot", commented(1, "ci[bot]", "/fix"), False, [], "not in allowed_bots"),
-    ("unbuilt-kind", labeled(1, "wendy", "agent-tdd"), False, [], "not an agentbot label"),
+    ("labeller-starts-tdd", labeled(1, "wendy", "agent-tdd"), True, [], ""),
     ("plain-comment", commented(1, "wendy", "thanks!"), False, [], "not an agentbot command"),
     ("star", starred(), False, [], "star.created does not trigger"),
 ]

@@ -79,6 +79,7 @@ class AgentRole(StrEnum):
     IMPLEMENTER = "implementer"
     FIXER = "fixer"
     TESTER = "tester"
+    TDD_IMPLEMENTER = "tdd_implementer"
     REFACTORER = "refactorer"
     SUPERVISOR = "supervisor"
     ANALYST = "analyst"

@@ -18,6 +18,7 @@ from bot.workflows.cover import cover
 from bot.workflows.fix_issue import fix_issue
 from bot.workflows.implement import implement
 from bot.workflows.refuel import refuel
+from bot.workflows.tdd import tdd
 
 HANDLERS: Mapping[JobKind, Handler] = MappingProxyType(
     {
@@ -25,6 +26,7 @@ HANDLERS: Mapping[JobKind, Handler] = MappingProxyType(
         JobKind.FIX_ISSUE: fix_issue,
         JobKind.IMPLEMENT: implement,
         JobKind.REFUEL: refuel,
+        JobKind.TDD: tdd,
     }
 )
-"""Every built job kind and its workflow; TDD is not built yet."""
+"""Every built job kind and its workflow."""

@@ -1,0 +1,79 @@
+"""`agentbot tdd KATA.md`: red-green-refactor cycles on a local directory (DESIGN §8.4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, cast
+
+import typer
+
+from bot.cli._common import cli_settings, open_sandbox, usage_error
+from bot.cli.app import EXIT_FAILED, EXIT_OK, app
+from bot.config import REPO_CONFIG_PATH, RepoConfig
+from bot.errors import AgentbotError, ConfigError, KataParseError
+from bot.ports import GitHubPort, JobEnv
+from bot.tdd.kata import parse_kata
+from bot.tdd.skeleton import LANGUAGES, detect_language, is_empty
+from bot.tdd.table import coverage_list, cycle_table, rejections
+from bot.wiring import llm_factory
+
+
+@app.command()
+def tdd(
+    kata_md: Annotated[Path, typer.Argument(metavar="KATA.md", help="The kata to build.")],
+    repo_dir: Annotated[
+        Path, typer.Option("--repo", help="The project (an empty directory gets a skeleton).")
+    ] = Path(),
+    language: Annotated[
+        str | None,
+        typer.Option(help="python, js, ts, rust or go (default: from the project's files)."),
+    ] = None,
+    max_cycles: Annotated[
+        int, typer.Option(min=1, help="Stop once the branch holds this many cycles.")
+    ] = 20,
+) -> None:
+    """Build the kata test first: one `feat` commit per requirement, `refactor` commits between.
+
+    Commits stay in the local repository; nothing is pushed. A re-run continues after the
+    last cycle on the branch.
+    """
+    if not kata_md.is_file():
+        raise usage_error(f"{kata_md}: no such file")
+    try:
+        kata = parse_kata(kata_md.read_text(encoding="utf-8"), kata_md)
+    except KataParseError as exc:
+        raise usage_error(f"{kata_md}: {exc}") from exc
+    if language is not None and language not in LANGUAGES:
+        raise usage_error(f"--language {language}: use one of {', '.join(LANGUAGES)}")
+    root = repo_dir.resolve()
+    if root.exists() and not root.is_dir():
+        raise usage_error(f"--repo {repo_dir}: not a directory")
+    lang = language or ("python" if not root.exists() or is_empty(root) else detect_language(root))
+    try:
+        config = RepoConfig.from_file(root / REPO_CONFIG_PATH)
+    except ConfigError as exc:
+        raise usage_error(str(exc)) from exc
+    settings = cli_settings()
+    from bot.workflows.tdd_local import run_local  # loads only when it runs
+
+    with open_sandbox(settings, config) as sandbox:
+        env = JobEnv(
+            # A local session never talks to GitHub: nothing it runs reads this port.
+            github=cast(GitHubPort, None),
+            config=config,
+            llm_factory=llm_factory(settings),
+            data_dir=settings.data_dir.resolve(),
+            sandbox=sandbox,
+        )
+        try:
+            state = run_local(env, root, kata, language=lang, max_cycles=max_cycles)
+        except AgentbotError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(EXIT_FAILED) from exc
+    typer.echo(cycle_table(state) + "\n\n" + coverage_list(state))
+    if rejected := rejections(state):
+        typer.echo("\nRejected by the runner:\n" + rejected)
+    if state.stopped and not state.done:
+        typer.echo(f"\nStopped: {state.stopped}. Run again to continue.")
+        raise typer.Exit(EXIT_FAILED)
+    raise typer.Exit(EXIT_OK)

@@ -1,0 +1,48 @@
+"""The test-file diff check: edits, additions, deletions seen and undone; links not followed."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from bot.git import Workspace
+from bot.workflows import tdd_files as files
+
+
+def repo(tmp: Path) -> Workspace:
+    root = tmp / "repo"
+    (root / "tests").mkdir(parents=True)
+    (root / "tests" / "test_a.py").write_text("def test_a():\n    assert 1\n")
+    (root / "a.py").write_text("A = 1\n")
+    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
+    ws = Workspace(root)
+    ws.commit("init")
+    return ws
+
+
+def test_edits_additions_and_deletions_of_tests_are_seen_and_undone(tmp_path: Path) -> None:
+    ws = repo(tmp_path)
+    before = files.snapshot(ws)
+    (ws.path / "tests" / "test_a.py").write_text("def test_a():\n    pass\n")
+    (ws.path / "tests" / "test_b.py").write_text("def test_b():\n    pass\n")
+    (ws.path / "a.py").write_text("A = 2\n")  # code: not a test change
+    assert files.test_changes(ws, before) == ["tests/test_a.py", "tests/test_b.py"]
+    files.restore(ws, before, files.test_changes(ws, before))
+    assert files.test_changes(ws, before) == []
+    assert not (ws.path / "tests" / "test_b.py").exists()
+    (ws.path / "tests" / "test_a.py").unlink()
+    assert files.test_changes(ws, before) == ["tests/test_a.py"]
+
+
+def test_a_link_left_for_a_test_is_replaced_never_written_through(tmp_path: Path) -> None:
+    ws = repo(tmp_path)
+    before = files.snapshot(ws)
+    outside = tmp_path / "host.txt"
+    outside.write_text("host\n")
+    test = ws.path / "tests" / "test_a.py"
+    test.unlink()
+    test.symlink_to(outside)
+    assert files.test_changes(ws, before) == ["tests/test_a.py"]
+    files.restore(ws, before, ["tests/test_a.py"])
+    assert outside.read_text() == "host\n"
+    assert not test.is_symlink() and "def test_a" in test.read_text()
