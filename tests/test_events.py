@@ -27,7 +27,7 @@ BUILT = frozenset(HANDLERS)
 
 WEBHOOKS = Path(__file__).parent / "data" / "webhooks"
 DEFAULT = RepoConfig()
-ACTIONS = {"fix_issue", "implement", "refuel", "tdd", "cover", "ignore"}
+ACTIONS = {"fix_issue", "implement", "refuel", "tdd", "cover", "follow_up", "ignore"}
 DECISION_KEYS = {"action", "reason", "repo", "number", "actor", "ref", "installation_id", "params"}
 
 
@@ -301,7 +301,6 @@ def test_cover_takes_targets_and_force() -> None:
     [
         ("/implement", False, "/fix"),
         ("/cover", False, "/fix"),
-        ("/fix", True, "/implement"),
     ],
 )
 def test_command_on_wrong_kind_tells_the_user(body: str, on_pr: bool, hint: str) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from bot.config import COMMAND_SIGILS
 from bot.events.decision import Ignore
+from bot.events.followups import FOLLOWUP_ROUTES
 from bot.events.payloads import (
     Envelope,
     IssueCommentEvent,
@@ -139,6 +140,15 @@ def settle_comment(event: Envelope, ctx: Context) -> Job | Ignore:
     name, rest = matched
     command = getattr(cmds, name)
     on_pr = issue.is_pull_request
+    if name == "fix" and on_pr and JobKind.FOLLOW_UP in ctx.kinds and ctx.config.followup.reviews:
+        # On agentbot's own pull request (the doors check the branch): a follow-up.
+        asked: dict[str, Any] = {
+            "trigger": "fix_command",
+            "instructions": _instructions(rest, comment.body or ""),
+        }
+        if comment.id is not None:
+            asked["comment_id"] = comment.id
+        return job(event, ctx, JobKind.FOLLOW_UP, author.login, number=number, params=asked)
     if name == "fix" and on_pr:
         uses = [f"`{cmds.implement} [tasks.md]` to implement a task list"]
         if "cover" in names:
@@ -162,6 +172,12 @@ def settle_comment(event: Envelope, ctx: Context) -> Job | Ignore:
     if name == "cover":
         params.update(cover_args(rest))
     return job(event, ctx, COMMAND_KINDS[name], author.login, number=number, params=params)
+
+
+def _instructions(rest: str, body: str) -> str:
+    """What follows the command: the rest of its line and every line after it."""
+    more = body.lstrip().partition("\n")[2]
+    return f"{rest}\n{more}".strip()
 
 
 # --- push -------------------------------------------------------------------------------------
@@ -262,4 +278,5 @@ ROUTES: dict[str, Route] = {
     "push": Route(screen_push, settle_push),
     "schedule": Route(screen_schedule, settle_schedule),
     "workflow_dispatch": Route(screen_dispatch, settle_dispatch),
+    **FOLLOWUP_ROUTES,
 }

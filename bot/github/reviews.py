@@ -1,0 +1,92 @@
+"""Review threads: inline comments and replies (REST), and resolving a thread (GraphQL).
+
+Resolving a review thread exists only in GitHub's GraphQL API (`resolveReviewThread`), so
+this is the one place agentbot speaks GraphQL: through the same client (auth, retries,
+write pacing) as every REST call. A server without GraphQL (an older GitHub Enterprise
+Server) makes `resolve_review_thread` return False, and the caller says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.errors import GitHubError
+from bot.github.core import RestCore, split_repo
+from bot.models.github import ReviewComment
+
+THREADS_QUERY = """
+query($owner: String!, $name: String!, $number: Int!, $after: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      reviewThreads(first: 100, after: $after) {
+        nodes { id isResolved comments(first: 1) { nodes { databaseId } } }
+        pageInfo { hasNextPage endCursor }
+      }
+    }
+  }
+}
+"""
+
+RESOLVE_MUTATION = """
+mutation($thread: ID!) {
+  resolveReviewThread(input: {threadId: $thread}) { thread { id isResolved } }
+}
+"""
+
+
+class ReviewsAPI(RestCore):
+    """Review comment calls, and the GraphQL call that resolves a thread."""
+
+    def list_review_comments(self, repo: str, number: int) -> list[ReviewComment]:
+        """Every inline review comment of a pull request, oldest first."""
+        endpoint = self._shared.kit.rest.pulls.list_review_comments
+        return [ReviewComment.from_api(c) for c in self._pages_on(repo, endpoint, number)]
+
+    def reply_to_review_comment(
+        self, repo: str, number: int, comment_id: int, body: str
+    ) -> ReviewComment:
+        """Reply in the thread of review comment `comment_id`."""
+        endpoint = self._shared.kit.rest.pulls.create_reply_for_review_comment
+        resp = self._on_repo("POST", repo, endpoint, number, comment_id, body=body)
+        return ReviewComment.from_api(resp.json())
+
+    def resolve_review_thread(self, repo: str, number: int, comment_id: int) -> bool:
+        """Resolve the thread that starts with review comment `comment_id`; False without
+        GraphQL (the server has none, or does not know the thread)."""
+        owner, name = split_repo(repo)
+        after: str | None = None
+        try:
+            while True:
+                data = self._graphql(
+                    THREADS_QUERY, {"owner": owner, "name": name, "number": number, "after": after}
+                )
+                threads = data["repository"]["pullRequest"]["reviewThreads"]
+                for node in threads["nodes"]:
+                    first = node["comments"]["nodes"]
+                    if first and first[0].get("databaseId") == comment_id:
+                        if not node["isResolved"]:
+                            self._graphql(RESOLVE_MUTATION, {"thread": node["id"]})
+                        return True
+                if not threads["pageInfo"]["hasNextPage"]:
+                    return False
+                after = threads["pageInfo"]["endCursor"]
+        except GitHubError as exc:
+            if exc.status in (404, 410):
+                return False
+            raise
+
+    def _graphql(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:
+        """One GraphQL request; GitHubError for HTTP errors and for GraphQL `errors`."""
+        base = str(self._shared.kit.config.base_url).rstrip("/")
+        # GitHub Enterprise Server serves REST at /api/v3 and GraphQL at /api/graphql.
+        url = base[: -len("/v3")] + "/graphql" if base.endswith("/api/v3") else base + "/graphql"
+        payload = {"query": query, "variables": variables}
+        resp = self._call(
+            "POST",
+            lambda h: self._shared.kit.request("POST", url, json=payload, headers=h),
+            checked=True,  # ids only: no text of ours leaves in a GraphQL request
+        )
+        body = resp.json()
+        if body.get("errors"):
+            raise GitHubError(f"GitHub GraphQL: {body['errors'][0].get('message', body['errors'])}")
+        return dict(body["data"])
