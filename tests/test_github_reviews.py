@@ -1,0 +1,57 @@
+"""Review threads through the real client against the fake: REST comments, GraphQL resolve."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from bot.errors import GitHubError
+from tests.fakes.github import FakeGitHub
+from tests.fakes.github.routes_reviews import add_review_comment, thread_of
+
+REPO = "octo/calc"
+
+
+@pytest.fixture
+def gh() -> Iterator[FakeGitHub]:
+    with FakeGitHub() as server:
+        server.add_repo(REPO)
+        server.add_pull(REPO, head="agentbot/fix-issue-7")
+        yield server
+
+
+def test_list_reply_and_resolve_a_thread(gh: FakeGitHub) -> None:
+    client = gh.client()
+    first = add_review_comment(gh, REPO, 1, "rename x", user="rev", path="calc.py", line=3)
+    add_review_comment(gh, REPO, 1, "and y", user="rev", path="calc.py", in_reply_to=first.id)
+
+    comments = client.list_review_comments(REPO, 1)
+    assert [(c.body, c.user, c.path, c.in_reply_to) for c in comments] == [
+        ("rename x", "rev", "calc.py", None),
+        ("and y", "rev", "calc.py", first.id),
+    ]
+    reply = client.reply_to_review_comment(REPO, 1, first.id, "Done in abc1234")
+    assert reply.in_reply_to == first.id and len(thread_of(gh, first.id)) == 3
+
+    assert client.resolve_review_thread(REPO, 1, first.id) is True
+    assert gh.resolved_threads == {first.id}
+    assert [c.path for c in gh.calls_to("POST", "/graphql")] == ["/graphql", "/graphql"]
+    assert "resolveReviewThread" in gh.graphql_calls[1]["query"]
+
+
+def test_without_graphql_resolving_says_false(gh: FakeGitHub) -> None:
+    first = add_review_comment(gh, REPO, 1, "x", user="rev", path="a.py")
+    gh.graphql_enabled = False
+    assert gh.client().resolve_review_thread(REPO, 1, first.id) is False
+    assert gh.resolved_threads == set()
+
+
+def test_an_unknown_thread_is_not_resolved(gh: FakeGitHub) -> None:
+    assert gh.client().resolve_review_thread(REPO, 1, 12345) is False
+
+
+def test_graphql_errors_raise(gh: FakeGitHub) -> None:
+    client = gh.client()
+    with pytest.raises(GitHubError, match="GraphQL"):
+        client._graphql("query { viewer { login } }", {})
