@@ -16,11 +16,11 @@ write. Closed and locked issues get no comment. Every refusal is recorded on the
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Protocol
 
 from bot.config import PERMISSION_RANK, RepoConfig
+from bot.followup.markers import ci_attempts, is_ours
 from bot.models import Job, JobKind
 from bot.models.github import Issue, PullRequest
 
@@ -111,28 +111,6 @@ def check_job(github: GuardGitHub, job: Job, config: RepoConfig) -> Refusal | No
 
 
 # --- follow-ups ---------------------------------------------------------------------------
-
-CI_MARKER = re.compile(r"<!-- agentbot:ci-fix attempts=(\d+) shas=([0-9a-f,]*) -->")
-"""Counts CI fix attempts in the pull request body: on the branch, whoever runs the job."""
-
-
-def ci_attempts(body: str) -> tuple[int, list[str]]:
-    """(fix attempts so far, the failing commits they answered) from a pull request body."""
-    found = CI_MARKER.search(body or "")
-    if found is None:
-        return 0, []
-    return int(found.group(1)), [s for s in found.group(2).split(",") if s]
-
-
-def ci_marker(attempts: int, shas: list[str]) -> str:
-    """The marker that records `attempts` (kept in the pull request body)."""
-    return f"<!-- agentbot:ci-fix attempts={attempts} shas={','.join(shas)} -->"
-
-
-def is_ours(pr: PullRequest, repo: str, config: RepoConfig) -> bool:
-    """True for a pull request from one of agentbot's branches in `repo` (not a fork)."""
-    prefix = config.pull_request.branch_prefix
-    return bool(prefix.strip()) and pr.head_ref.startswith(prefix) and pr.head_repo == repo
 
 
 def check_follow_up(pr: PullRequest, job: Job, config: RepoConfig) -> Refusal | None:

@@ -5,14 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bot.config import RepoConfig
-from bot.guards import (
-    check_job,
-    check_open,
-    check_permission,
-    ci_attempts,
-    ci_marker,
-    is_allowed_bot,
-)
+from bot.followup.markers import ci_attempts, ci_marker
+from bot.guards import check_job, check_open, check_permission, is_allowed_bot
 from bot.models import Job, JobKind
 from bot.models.github import Issue, PullRequest
 
