@@ -23,6 +23,14 @@ DEFAULT_REF = "refs/remotes/origin/HEAD"
 ROOT_FILES = ("AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md")
 """Read at the repository root, in this order."""
 
+HIDDEN_FROM_DIFFS = (
+    ":(exclude,glob)**/AGENTS.md",
+    ":(exclude,glob)**/CLAUDE.md",
+    ":(exclude).github/copilot-instructions.md",
+)
+"""Pathspecs that keep a branch's own instruction files out of the diffs shown to agents:
+on a pull request's head they are the requester's words, and would read as instructions."""
+
 MAX_FILE_BYTES = 8_000
 """Each file is cut to this many bytes (with a note): guidance, not a second task."""
 
