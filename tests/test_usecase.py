@@ -167,7 +167,8 @@ GUARD_CASES = [
     ("reader-fixes-an-issue", commented(1, "rita", "/fix"), False, [], "rita has read"),
     ("triager-is-told", commented(1, "tom", "/fix"), False, ["needs `write`"], "tom has triage"),
     ("reader-labels", labeled(1, "rita"), False, [], "rita has read"),
-    ("reader-fixes-a-pr", commented(4, "rita", "/fix", pr=True), False, [], "/fix on pull"),
+    # /fix on a pull request is a follow-up: the permission first, then whose branch it is.
+    ("reader-fixes-a-pr", commented(4, "rita", "/fix", pr=True), False, [], "rita has read"),
     (
         "writer-fixes-a-pr",
         commented(4, "wendy", "/fix", pr=True),
