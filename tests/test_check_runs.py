@@ -89,3 +89,31 @@ def test_a_refused_check_run_never_fails_the_job(gh: FakeGitHub, tmp_path: Path)
     assert isinstance(result, JobResult) and result.status == JobStatus.SUCCESS
     assert gh.check_runs == {}
     assert gh.calls_to("POST", rf"/repos/{REPO}/check-runs")[0].status == 403
+
+
+def test_the_actions_check_run_links_to_the_workflow_run(
+    gh: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pydantic import SecretStr
+
+    from bot.cli.run import action_door
+    from bot.config import Settings
+
+    for name in ("GITHUB_SERVER_URL", "AGENTBOT_DATA_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
+    monkeypatch.setenv("GITHUB_RUN_ID", "4242")
+    settings = Settings(
+        github_token=SecretStr("ghs_" + "t" * 36), github_api_url=gh.url, data_dir=tmp_path
+    )
+
+    def handler(job: Job, env: JobEnv) -> JobResult:
+        return JobResult(job=job, status=JobStatus.SUCCESS)
+
+    door = action_door(
+        settings, {JobKind.COVER: handler}, checkout=tmp_path, dry_run=False, inputs={}
+    )
+    door.handle(Delivery(*commented(2, "wendy", "/cover", pr=True)))
+
+    create = gh.calls_to("POST", rf"/repos/{REPO}/check-runs")[0].json
+    assert create["details_url"] == f"https://github.com/{REPO}/actions/runs/4242"
