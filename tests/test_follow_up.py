@@ -196,3 +196,64 @@ def test_ci_failures_are_fixed_twice_then_agentbot_stops(tmp_path: Path) -> None
         assert isinstance(foreign, Ignore) and "not one of agentbot's" in foreign.reason
         assert len(commits(w.remote, BRANCH, base="main")) == 4
         assert len(w.llm.requests) == 4  # two turns per fix, nothing after
+
+
+def pr_comment_by(login: str, body: str) -> Delivery:
+    payload = _payload("issue_comment", "created")
+    user = {**payload["sender"], "login": login, "type": "User"}
+    payload["sender"] = user
+    payload["comment"] = {**payload["comment"], "body": body, "user": user}
+    payload["issue"] = {**payload["issue"], "number": 1, "state": "open", "locked": False}
+    payload["issue"]["pull_request"] = {"url": f"https://api.github.com/repos/{REPO}/pulls/1"}
+    return Delivery("issue_comment", payload)
+
+
+BROKEN = one_change(
+    {
+        "command": "str_replace",
+        "path": "calc.py",
+        "old_str": "return a + b",
+        "new_str": "return a + b + offset",
+    },
+    "add an offset",
+)
+GIVE_UP = [reply(finish(status="FAIL", summary="cannot repair it"))]
+
+
+def test_a_failing_gate_drops_the_change_and_fix_works_without_graphql(tmp_path: Path) -> None:
+    script = BROKEN + GIVE_UP + DOC
+    with world(tmp_path, script, repo_yaml=fast_validation_yaml()) as w:
+        seed_pull(w)
+        w.gh.graphql_enabled = False
+        start = branch_sha(w.remote, BRANCH)
+        thread = add_review_comment(w.gh, REPO, 1, "Add an offset.", user="rev", path="calc.py")
+
+        failed = door(w).handle(review_by(w, "rev"))
+
+        assert isinstance(failed, JobResult) and failed.status == JobStatus.FAILED
+        assert branch_sha(w.remote, BRANCH) == start  # nothing pushed
+        (answer,) = thread_of(w.gh, thread.id)[1:]
+        assert "No commit" in answer.body and "failed at lint" in w.gh.issue(REPO, 1).body
+        assert w.gh.resolved_threads == set()
+
+        done = door(w).handle(pr_comment_by("rev", "/fix say integers\nin the docstring"))
+
+        assert isinstance(done, JobResult) and done.status == JobStatus.SUCCESS, done
+        new = commits(w.remote, BRANCH, base="main")[0]
+        assert len(commits(w.remote, BRANCH, base="main")) == 3  # the fix, a person's, /fix
+        assert new.subject == "fix: say integers in the docstring"
+        assert any(new.sha in c.body for c in w.gh.comments_on(REPO, 1))
+        assert "say integers\\nin the docstring" in w.llm_requests_text()
+
+
+def test_a_thread_answered_without_graphql_says_it_is_not_resolved(tmp_path: Path) -> None:
+    with world(tmp_path, DOC, repo_yaml=fast_validation_yaml()) as w:
+        seed_pull(w)
+        w.gh.graphql_enabled = False
+        thread = add_review_comment(w.gh, REPO, 1, "Say integers.", user="rev", path="calc.py")
+
+        result = door(w).handle(review_by(w, "rev"))
+
+        assert isinstance(result, JobResult) and result.status == JobStatus.SUCCESS, result
+        (answer,) = thread_of(w.gh, thread.id)[1:]
+        assert "validation passed" in answer.body and "not resolved automatically" in answer.body

@@ -134,6 +134,8 @@ def settle_comment(event: Envelope, ctx: Context) -> Job | Ignore:
     assert author is not None
     cmds = ctx.config.commands
     names = [name for name, kind in COMMAND_KINDS.items() if kind in ctx.kinds]
+    if issue.is_pull_request and JobKind.FOLLOW_UP in ctx.kinds and "fix" not in names:
+        names.append("fix")  # `/fix` on a pull request is a follow-up
     matched = match_command(comment.body or "", cmds, names)
     if matched is None:
         return ignore(event, f"comment on #{number} is not an agentbot command", number=number)
