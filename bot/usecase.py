@@ -31,7 +31,6 @@ from bot.guards import check_job, check_permission
 from bot.models import Job, JobKind, JobResult, JobStatus
 from bot.outbound.text import addressing
 from bot.ports import FactCache, GitHubPort, Handler, JobEnv
-from bot.workflows.check_run import run_checked
 
 log = logging.getLogger("agentbot.job")
 
@@ -198,6 +197,9 @@ class UseCase:
             return self.dispatch(plan)
         self._check_credentials(plan)
         log.info("running %s here", plan.job.kind.value)
+        # Imported here: `agentbot --help` and the receiver must not load the workflows.
+        from bot.workflows.check_run import run_checked
+
         env = self.make_env(plan.github, plan.config)
         job, handler = plan.job, self.handlers[plan.job.kind]
         try:
