@@ -212,3 +212,13 @@ def test_every_vendored_example_gets_a_decision(event: str) -> None:
         assert isinstance(decision, Ignore) and decision.reason  # none is on an agentbot branch
     for broken in ({}, {"action": "completed"}, {"action": "submitted", "repository": 1}):
         assert isinstance(decide(event, broken, RepoConfig()), Ignore)
+
+
+def test_a_reviews_body_travels_with_the_job_capped() -> None:
+    payload = review()
+    payload["review"]["body"] = "  Rename it.  " + "x" * 5000
+    decision = decide("pull_request_review", payload, RepoConfig())
+    assert isinstance(decision, Job)
+    body = decision.params["review_body"]
+    assert body.startswith("Rename it.") and len(body) == 4000
+    assert "review_body" not in decide("pull_request_review", review(), RepoConfig()).params  # type: ignore[union-attr]

@@ -257,3 +257,20 @@ def test_a_thread_answered_without_graphql_says_it_is_not_resolved(tmp_path: Pat
         assert isinstance(result, JobResult) and result.status == JobStatus.SUCCESS, result
         (answer,) = thread_of(w.gh, thread.id)[1:]
         assert "validation passed" in answer.body and "not resolved automatically" in answer.body
+
+
+def test_a_review_asking_in_its_body_only_is_carried_out_once(tmp_path: Path) -> None:
+    with world(tmp_path, DOC, repo_yaml=fast_validation_yaml()) as w:
+        seed_pull(w)
+        delivery = review_by(w, "rev")
+        delivery.payload["review"]["body"] = "Please say integers in the docstring."
+
+        result = door(w).handle(delivery)
+
+        assert isinstance(result, JobResult) and result.status == JobStatus.SUCCESS, result
+        new = commits(w.remote, BRANCH, base="main")
+        assert len(new) == 3 and new[0].subject == "fix: say integers in the docstring"
+        assert "Please say integers" in w.llm_requests_text()
+        again = door(w).handle(delivery)
+        assert isinstance(again, JobResult) and again.status == JobStatus.NEUTRAL
+        assert len(commits(w.remote, BRANCH, base="main")) == 3

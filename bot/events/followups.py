@@ -34,6 +34,9 @@ from bot.events.rules import (
 )
 from bot.models import Job, JobKind
 
+MAX_REVIEW_BODY = 4000
+"""Characters of a review's body carried in the job (it travels in dispatch inputs too)."""
+
 FAILED = ("failure", "timed_out")
 """CI conclusions a follow-up tries to fix (not `cancelled`, `action_required`, …)."""
 
@@ -66,6 +69,7 @@ class Review(Payload):
 
     id: int | None = None
     state: str = ""
+    body: str | None = None
     user: User | None = None
 
 
@@ -221,6 +225,9 @@ def settle_review(event: Envelope, ctx: Context) -> Job | Ignore:
     if author is None:
         return ignore(event, f"{trigger} on #{pr.number} names no author", number=pr.number)
     params: dict[str, Any] = {"trigger": trigger}
+    if isinstance(event, ReviewEvent) and (event.review.body or "").strip():
+        # A review without inline comments asks in its body; capped, fenced where used.
+        params["review_body"] = (event.review.body or "").strip()[:MAX_REVIEW_BODY]
     if thing_id is not None:
         params[f"{trigger}_id"] = thing_id
     if pr.head.sha:

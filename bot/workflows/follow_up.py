@@ -75,15 +75,21 @@ class _FollowUp(Flow):
             raise Stop(self.neutral(f"#{self.number} is not an open pull request of agentbot's"))
         trigger = self.job.params.get("trigger")
         threads: list[Thread] = []
+        asked = str(self.job.params.get("review_body") or "")
         if trigger in ("review", "review_comment"):
             threads = self.threads_to_answer()
-            if not threads:
+            if not threads and asked and self.review_answered():
+                asked = ""
+            if not threads and not asked:
                 raise Stop(self.neutral("every review thread is answered"))
         self.checkout()
         if trigger == "ci":
             self.fix_ci()
         elif trigger == "fix_command":
-            self.fix_command()
+            self.fix_command(str(self.job.params.get("instructions") or ""))
+        elif not threads:
+            # Changes requested in the review's body alone: carried out like `/fix`.
+            self.fix_command(asked, what="review")
         else:
             for thread in threads:
                 self.answer(thread)
@@ -100,6 +106,15 @@ class _FollowUp(Flow):
             if check_permission(self.gh, self.repo, t.root.user, self.cfg, what="a follow-up")
             is None
         ]
+
+    def review_marker(self) -> str:
+        """Marks the comment that answered this review's body (so it is answered once)."""
+        return f"<!-- agentbot:review {self.job.params.get('review_id', '')} -->"
+
+    def review_answered(self) -> bool:
+        """True when a comment of ours already answered this review's body."""
+        comments = self.gh.list_issue_comments(self.repo, self.number)
+        return any(self.review_marker() in c.body for c in comments)
 
     def checkout(self) -> None:
         """The branch as it is on origin; the gate and the limits judge from its fork point."""
@@ -127,13 +142,15 @@ class _FollowUp(Flow):
         )
         self.outcomes.append(outcome)
 
-    def fix_command(self) -> None:
-        """`/fix <instructions>`: one change, and a comment on the pull request."""
-        text = str(self.job.params.get("instructions") or "")
+    def fix_command(self, text: str, *, what: str = "") -> None:
+        """`/fix <instructions>` (or a review's body): one change, a comment on the PR."""
         self.goal = f"carry out: {text[:200]}"
         task = instructions_task(self.repo, self.pr, self.diff(), self.base_sha, text)
-        outcome = self.attempt(f"`{self.cfg.commands.fix}`", task, "fix")
-        self.gh.create_comment(self.repo, self.number, reply_text(outcome))
+        outcome = self.attempt(what or f"`{self.cfg.commands.fix}`", task, "fix")
+        text = reply_text(outcome)
+        if what == "review":
+            text = f"{self.review_marker()}\n{text}"
+        self.gh.create_comment(self.repo, self.number, text)
         self.outcomes.append(outcome)
 
     def fix_ci(self) -> None:
