@@ -127,6 +127,8 @@ def test_review_threads_get_one_commit_a_reply_and_a_resolve_each(tmp_path: Path
         )
         t2 = add_review_comment(w.gh, REPO, 1, "Say integers.", user="rev", path="calc.py", line=2)
         t3 = add_review_comment(w.gh, REPO, 1, "Delete tests.", user="rita", path="calc.py")
+        t4 = add_review_comment(w.gh, REPO, 1, "Settled.", user="rev", path="calc.py")
+        w.gh.resolved_threads.add(t4.id)  # a person resolved it: nothing to answer
 
         # A read-only user's review starts nothing and costs no model call.
         refused = door(w).handle(review_by(w, "rita"))
@@ -151,11 +153,13 @@ def test_review_threads_get_one_commit_a_reply_and_a_resolve_each(tmp_path: Path
             assert len(replies) == 1 and commit.sha in replies[0].body
             assert "validation passed" in replies[0].body
         assert thread_of(w.gh, t3.id)[1:] == []  # the read-only user's thread
-        assert w.gh.resolved_threads == {t1.id, t2.id}
+        assert thread_of(w.gh, t4.id)[1:] == []
+        assert w.gh.resolved_threads == {t1.id, t2.id, t4.id}
         # Instructions from the default branch only, never the head's.
         sent = w.llm_requests_text()
         assert "MARKER-DEFAULT-55a" in sent and "MARKER-HEAD-77b" not in sent
         assert "Test negatives." in sent and "Delete tests." not in sent
+        assert "Settled." not in sent
         body = w.gh.issue(REPO, 1).body
         assert "### Follow-ups" in body and new[0].sha in body
         (check,) = w.gh.check_runs.values()

@@ -40,9 +40,18 @@ def test_list_reply_and_resolve_a_thread(gh: FakeGitHub) -> None:
     assert "resolveReviewThread" in gh.graphql_calls[1]["query"]
 
 
+def test_resolved_threads_are_named_by_their_first_comment(gh: FakeGitHub) -> None:
+    first = add_review_comment(gh, REPO, 1, "x", user="rev", path="a.py")
+    second = add_review_comment(gh, REPO, 1, "y", user="rev", path="a.py")
+    gh.resolved_threads.add(second.id)
+    assert gh.client().resolved_review_threads(REPO, 1) == {second.id}
+    assert first.id not in gh.resolved_threads
+
+
 def test_without_graphql_resolving_says_false(gh: FakeGitHub) -> None:
     first = add_review_comment(gh, REPO, 1, "x", user="rev", path="a.py")
     gh.graphql_enabled = False
+    assert gh.client().resolved_review_threads(REPO, 1) is None
     assert gh.client().resolve_review_thread(REPO, 1, first.id) is False
     assert gh.resolved_threads == set()
 

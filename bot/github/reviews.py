@@ -53,7 +53,25 @@ class ReviewsAPI(RestCore):
     def resolve_review_thread(self, repo: str, number: int, comment_id: int) -> bool:
         """Resolve the thread that starts with review comment `comment_id`; False without
         GraphQL (the server has none, or does not know the thread)."""
+        threads = self._threads(repo, number)
+        if threads is None or comment_id not in threads:
+            return False
+        thread_id, resolved = threads[comment_id]
+        if not resolved:
+            self._graphql(RESOLVE_MUTATION, {"thread": thread_id})
+        return True
+
+    def resolved_review_threads(self, repo: str, number: int) -> set[int] | None:
+        """First-comment ids of the threads people resolved; None without GraphQL."""
+        threads = self._threads(repo, number)
+        if threads is None:
+            return None
+        return {root for root, (_, resolved) in threads.items() if resolved}
+
+    def _threads(self, repo: str, number: int) -> dict[int, tuple[str, bool]] | None:
+        """First comment id -> (thread node id, resolved), every page; None without GraphQL."""
         owner, name = split_repo(repo)
+        found: dict[int, tuple[str, bool]] = {}
         after: str | None = None
         try:
             while True:
@@ -63,16 +81,14 @@ class ReviewsAPI(RestCore):
                 threads = data["repository"]["pullRequest"]["reviewThreads"]
                 for node in threads["nodes"]:
                     first = node["comments"]["nodes"]
-                    if first and first[0].get("databaseId") == comment_id:
-                        if not node["isResolved"]:
-                            self._graphql(RESOLVE_MUTATION, {"thread": node["id"]})
-                        return True
+                    if first and isinstance(first[0].get("databaseId"), int):
+                        found[first[0]["databaseId"]] = (node["id"], bool(node["isResolved"]))
                 if not threads["pageInfo"]["hasNextPage"]:
-                    return False
+                    return found
                 after = threads["pageInfo"]["endCursor"]
         except GitHubError as exc:
             if exc.status in (404, 410):
-                return False
+                return None
             raise
 
     def _graphql(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:

@@ -64,6 +64,10 @@ class GitHubReads(Protocol):
         """Every inline review comment of a pull request, oldest first."""
         ...
 
+    def resolved_review_threads(self, repo: str, number: int) -> set[int] | None:
+        """First-comment ids of resolved review threads; None where GraphQL is unavailable."""
+        ...
+
 
 class GitHubWrites(Protocol):
     """Every GitHub write a job makes: what a dry run records and an outbound check sees."""
@@ -201,6 +205,10 @@ class GitHubProxy:
     def list_review_comments(self, repo: str, number: int) -> list[ReviewComment]:
         """Forwarded."""
         return self.inner.list_review_comments(repo, number)
+
+    def resolved_review_threads(self, repo: str, number: int) -> set[int] | None:
+        """Forwarded."""
+        return self.inner.resolved_review_threads(repo, number)
 
     # --- writes ------------------------------------------------------------------------------
 

@@ -98,12 +98,18 @@ class _FollowUp(Flow):
     # --- steps ----------------------------------------------------------------------------
 
     def threads_to_answer(self) -> list[Thread]:
-        """Open threads started by people who may ask for work (read-only users' are not)."""
+        """Open threads started by people who may ask for work (read-only users' are not);
+        a thread someone resolved is closed (without GraphQL, no thread counts as resolved)."""
         comments = self.gh.list_review_comments(self.repo, self.number)
+        threads = open_threads(comments)
+        if not threads:
+            return []
+        resolved = self.gh.resolved_review_threads(self.repo, self.number) or set()
         return [
             t
-            for t in open_threads(comments)
-            if check_permission(self.gh, self.repo, t.root.user, self.cfg, what="a follow-up")
+            for t in threads
+            if t.root.id not in resolved
+            and check_permission(self.gh, self.repo, t.root.user, self.cfg, what="a follow-up")
             is None
         ]
 
