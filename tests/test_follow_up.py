@@ -12,15 +12,17 @@ import pytest
 from bot.config import RepoConfig
 from bot.events import Delivery, Ignore
 from bot.llm import AnthropicLLM
-from bot.models import JobKind, JobResult, JobStatus
+from bot.models import Job, JobKind, JobResult, JobStatus
 from bot.ports import GitHubPort, JobEnv
 from bot.usecase import UseCase
+from bot.workflows.fix_issue import fix_issue
 from bot.workflows.follow_up import follow_up
 from tests.e2e import BUGGY_FILES, REPO, World, fast_validation_yaml, world
 from tests.fakes.anthropic import Step, finish, reply, tool_use
 from tests.fakes.github.routes_reviews import add_review_comment, thread_of
 from tests.fakes.gitrepo import branch_sha, commits, git, push_files, server_url
 from tests.test_events import VENDORED
+from tests.test_fix_issue import fix_script, seed_issue
 
 pytestmark = pytest.mark.slow
 
@@ -95,13 +97,13 @@ def _payload(event: str, action: str) -> dict[str, Any]:
     return payload
 
 
-def review_by(w: World, login: str) -> Delivery:
+def review_by(w: World, login: str, number: int = 1) -> Delivery:
     payload = _payload("pull_request_review", "submitted")
     user = {**payload["sender"], "login": login, "type": "User"}
     payload["sender"] = user
     payload["review"] = {**payload["review"], "state": "changes_requested", "user": user}
     pr = payload["pull_request"]
-    pr.update(number=1, state="open", locked=False)
+    pr.update(number=number, state="open", locked=False)
     pr["head"] = {**pr["head"], "ref": BRANCH, "sha": branch_sha(w.remote, BRANCH)}
     pr["head"]["repo"] = {**pr["head"]["repo"], "full_name": REPO}
     return Delivery("pull_request_review", payload)
@@ -119,23 +121,31 @@ def ci_failed(w: World, sha: str | None = None, branch: str = BRANCH) -> Deliver
 
 def test_review_threads_get_one_commit_a_reply_and_a_resolve_each(tmp_path: Path) -> None:
     files = {**BUGGY_FILES, "AGENTS.md": DEFAULT_RULES}
-    with world(tmp_path, NEG + DOC, files=files, repo_yaml=fast_validation_yaml()) as w:
-        human = seed_pull(w)
+    script = fix_script() + NEG + DOC
+    with world(tmp_path, script, files=files, repo_yaml=fast_validation_yaml()) as w:
+        # The bot opens its pull request; then a person pushes to its branch.
+        seed_issue(w)
+        opened = fix_issue(Job(kind=JobKind.FIX_ISSUE, repo=REPO, number=7, actor="alice"), w.env())
+        assert opened.status == JobStatus.SUCCESS and opened.pr_number, opened.error
+        n = opened.pr_number
+        human = push_files(w.remote, BRANCH, {"AGENTS.md": HEAD_RULES}, message="docs: rules")
+        for login, role in [("rev", "write"), ("rita", "read")]:
+            w.gh.set_permission(REPO, login, role)
         start = branch_sha(w.remote, BRANCH)
         t1 = add_review_comment(
-            w.gh, REPO, 1, "Test negatives.", user="rev", path="calc.py", line=3
+            w.gh, REPO, n, "Test negatives.", user="rev", path="calc.py", line=3
         )
-        t2 = add_review_comment(w.gh, REPO, 1, "Say integers.", user="rev", path="calc.py", line=2)
-        t3 = add_review_comment(w.gh, REPO, 1, "Delete tests.", user="rita", path="calc.py")
-        t4 = add_review_comment(w.gh, REPO, 1, "Settled.", user="rev", path="calc.py")
+        t2 = add_review_comment(w.gh, REPO, n, "Say integers.", user="rev", path="calc.py", line=2)
+        t3 = add_review_comment(w.gh, REPO, n, "Delete tests.", user="rita", path="calc.py")
+        t4 = add_review_comment(w.gh, REPO, n, "Settled.", user="rev", path="calc.py")
         w.gh.resolved_threads.add(t4.id)  # a person resolved it: nothing to answer
 
         # A read-only user's review starts nothing and costs no model call.
-        refused = door(w).handle(review_by(w, "rita"))
+        refused = door(w).handle(review_by(w, "rita", n))
         assert isinstance(refused, Ignore) and "rita has read" in refused.reason
-        assert w.llm.requests == []
+        assert len(w.llm.requests) == 3  # the fix's three turns only
 
-        result = door(w).handle(review_by(w, "rev"))
+        result = door(w).handle(review_by(w, "rev", n))
 
         assert isinstance(result, JobResult) and result.status == JobStatus.SUCCESS, result
         new = commits(w.remote, BRANCH, base="main")
@@ -147,7 +157,7 @@ def test_review_threads_get_one_commit_a_reply_and_a_resolve_each(tmp_path: Path
         # Same branch, no force: what was there is still history; no new pull request.
         git(w.remote, "merge-base", "--is-ancestor", human, BRANCH)
         git(w.remote, "merge-base", "--is-ancestor", start or "", BRANCH)
-        assert w.gh.calls_to("POST", rf"/repos/{REPO}/pulls$") == []
+        assert len(w.gh.calls_to("POST", rf"/repos/{REPO}/pulls$")) == 1  # the fix's, no other
         for thread, commit in [(t1, new[1]), (t2, new[0])]:
             replies = thread_of(w.gh, thread.id)[1:]
             assert len(replies) == 1 and commit.sha in replies[0].body
@@ -160,13 +170,13 @@ def test_review_threads_get_one_commit_a_reply_and_a_resolve_each(tmp_path: Path
         assert "MARKER-DEFAULT-55a" in sent and "MARKER-HEAD-77b" not in sent
         assert "Test negatives." in sent and "Delete tests." not in sent
         assert "Settled." not in sent
-        body = w.gh.issue(REPO, 1).body
+        body = w.gh.issue(REPO, n).body
         assert "### Follow-ups" in body and new[0].sha in body
         (check,) = w.gh.check_runs.values()
         assert (check.name, check.conclusion) == ("agentbot / follow-up", "success")
 
         # Every thread answered: the other deliveries of the same review do nothing.
-        again = door(w).handle(review_by(w, "rev"))
+        again = door(w).handle(review_by(w, "rev", n))
         assert isinstance(again, JobResult) and again.status == JobStatus.NEUTRAL
         assert len(commits(w.remote, BRANCH, base="main")) == 4
 
