@@ -222,3 +222,8 @@ def test_a_reviews_body_travels_with_the_job_capped() -> None:
     body = decision.params["review_body"]
     assert body.startswith("Rename it.") and len(body) == 4000
     assert "review_body" not in decide("pull_request_review", review(), RepoConfig()).params  # type: ignore[union-attr]
+
+
+def test_fix_instructions_are_capped() -> None:
+    decision = decide("issue_comment", comment("/fix " + "y" * 9000, on_pr=True), RepoConfig())
+    assert isinstance(decision, Job) and len(decision.params["instructions"]) == 4000

@@ -46,6 +46,9 @@ from bot.models import Job, JobKind
 
 BRANCH_PREFIX = "refs/heads/"
 
+MAX_INSTRUCTIONS = 4000
+"""Characters of `/fix <instructions>` carried in the job (they travel in dispatch inputs)."""
+
 COMMAND_KINDS = {"fix": JobKind.FIX_ISSUE, "implement": JobKind.IMPLEMENT, "cover": JobKind.COVER}
 """Which job each comment command starts."""
 
@@ -179,7 +182,7 @@ def settle_comment(event: Envelope, ctx: Context) -> Job | Ignore:
 def _instructions(rest: str, body: str) -> str:
     """What follows the command: the rest of its line and every line after it."""
     more = body.lstrip().partition("\n")[2]
-    return f"{rest}\n{more}".strip()
+    return f"{rest}\n{more}".strip()[:MAX_INSTRUCTIONS]
 
 
 # --- push -------------------------------------------------------------------------------------
