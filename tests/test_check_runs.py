@@ -117,3 +117,17 @@ def test_the_actions_check_run_links_to_the_workflow_run(
 
     create = gh.calls_to("POST", rf"/repos/{REPO}/check-runs")[0].json
     assert create["details_url"] == f"https://github.com/{REPO}/actions/runs/4242"
+
+
+def test_a_crashing_job_still_concludes_its_check_run(gh: FakeGitHub, tmp_path: Path) -> None:
+    def crash(job: Job, env: JobEnv) -> JobResult:
+        raise RuntimeError("boom")
+
+    usecase = door(gh, tmp_path, JobStatus.SUCCESS)
+    usecase.handlers = {k: crash for k in JobKind}
+    with pytest.raises(RuntimeError, match="boom"):
+        usecase.handle(Delivery(*commented(2, "wendy", "/cover", pr=True)))
+
+    (run,) = gh.check_runs.values()
+    assert (run.status, run.conclusion) == ("completed", "failure")
+    assert run.title is not None and "crashed: boom" in run.title

@@ -67,7 +67,14 @@ def run_checked(
     if name is None:
         return run()
     check_id = _start(github, job, name, details_url, lambda: head_sha(github, job))
-    result = run()
+    try:
+        result = run()
+    except BaseException as exc:
+        # A crash must not leave the check spinning on the pull request.
+        if check_id is not None:
+            crashed = JobResult(job=job, status=JobStatus.FAILED, error=f"the job crashed: {exc}")
+            _finish(github, job.repo, check_id, crashed)
+        raise
     if check_id is None and result.pr_number is not None:
         number = result.pr_number
         check_id = _start(
