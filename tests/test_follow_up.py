@@ -186,7 +186,9 @@ def test_ci_failures_are_fixed_twice_then_agentbot_stops(tmp_path: Path) -> None
         {"command": "create", "path": "tests/test_negative.py", "file_text": NEG_TEST}, "cover"
     )
     second = DOC
-    with world(tmp_path, first + second, repo_yaml=fast_validation_yaml()) as w:
+    ci = "jobs:\n  lint:\n    runs-on: ubuntu-latest\n    steps:\n      - run: ruff check src\n"
+    files = {**BUGGY_FILES, ".github/workflows/ci.yml": ci}
+    with world(tmp_path, first + second, files=files, repo_yaml=fast_validation_yaml()) as w:
         seed_pull(w)
         push_files(w.remote, "feature", {"x.txt": "x"})
         w.gh.add_pull(REPO, head="feature")  # #2: not ours
@@ -210,6 +212,7 @@ def test_ci_failures_are_fixed_twice_then_agentbot_stops(tmp_path: Path) -> None
         assert isinstance(foreign, Ignore) and "not one of agentbot's" in foreign.reason
         assert len(commits(w.remote, BRANCH, base="main")) == 4
         assert len(w.llm.requests) == 4  # two turns per fix, nothing after
+        assert "ruff check src" in w.llm_requests_text()  # CI's own step, to reproduce it
 
 
 def pr_comment_by(login: str, body: str) -> Delivery:

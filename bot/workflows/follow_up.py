@@ -33,7 +33,8 @@ from bot.ports import JobEnv
 from bot.report import subject_line
 from bot.roles import FIXER, ISSUE_FIXER
 from bot.roles.fixer import repair_task
-from bot.workflows.agents import open_session, repo_context
+from bot.validation.sources import ci_workflows
+from bot.workflows.agents import open_session
 from bot.workflows.flow import Flow, Stop
 from bot.workflows.limits import push_guard, worktree_problems
 from bot.workflows.validate import validate
@@ -164,14 +165,13 @@ class _FollowUp(Flow):
         sha = str(self.job.params.get("sha") or "")
         name = str(self.job.params.get("ci_name") or self.job.params.get("ci_event") or "CI")
         self.goal = f"make CI pass again ({name} failed on {sha[:12]})"
-        commands = repo_context(self.cfg).get("validation_commands", "").split(", ")
         task = ci_task(
             self.repo,
             self.pr,
             self.diff(),
             self.base_sha,
             f"{name} failed on commit {sha}",
-            [c.strip("`") for c in commands if c],
+            self.ci_commands(),
         )
         outcome = self.attempt("CI", task, "fix(ci)")
         attempts, shas = ci_attempts(self.pr.body)
@@ -182,6 +182,14 @@ class _FollowUp(Flow):
             self.repo, self.number, reply_text(outcome).replace(REPLY_MARKER, head, 1)
         )
         self.outcomes.append(outcome)
+
+    def ci_commands(self) -> list[str]:
+        """What reproduces CI here: the configured stages, then the CI workflows' plain steps
+        (the gate's own discovery, which the validation after the fix runs anyway)."""
+        v = self.cfg.validation
+        configured = [c for c in (v.format, v.lint, v.typecheck, v.test) if c and c != "default"]
+        found = [spec.command for spec in ci_workflows(self.ws.path).values()]
+        return list(dict.fromkeys([*configured, *found]))
 
     # --- one item -------------------------------------------------------------------------
 
