@@ -95,7 +95,11 @@ def _json(c: ReviewCommentState, users: dict[str, User], req: Req) -> dict[str, 
         "updated_at": c.created_at,
         "author_association": "NONE",
         **({"in_reply_to_id": c.in_reply_to} if c.in_reply_to else {}),
-        "_links": {},
+        "_links": {
+            "self": {"href": f"{api}/repos/{c.repo}/pulls/comments/{c.id}"},
+            "html": {"href": f"{web}/{c.repo}/pull/{c.number}#discussion_r{c.id}"},
+            "pull_request": {"href": f"{api}/repos/{c.repo}/pulls/{c.number}"},
+        },
     }
 
 
