@@ -64,3 +64,19 @@ def test_graphql_errors_raise(gh: FakeGitHub) -> None:
     client = gh.client()
     with pytest.raises(GitHubError, match="GraphQL"):
         client._graphql("query { viewer { login } }", {})
+
+
+def test_graphql_queries_are_not_paced_and_the_mutation_is() -> None:
+    from bot.clock import FakeClock
+
+    clock = FakeClock()
+    with FakeGitHub(clock=clock) as server:
+        server.add_repo(REPO)
+        server.add_pull(REPO, head="agentbot/fix-issue-7")
+        first = add_review_comment(server, REPO, 1, "x", user="rev", path="a.py")
+        client = server.client()
+        client.create_comment(REPO, 1, "a write")
+        assert client.resolved_review_threads(REPO, 1) == set()  # a read: no wait
+        assert clock.sleeps == []
+        client.resolve_review_thread(REPO, 1, first.id)  # query, then the paced mutation
+        assert clock.sleeps == [1.0]

@@ -58,7 +58,7 @@ class ReviewsAPI(RestCore):
             return False
         thread_id, resolved = threads[comment_id]
         if not resolved:
-            self._graphql(RESOLVE_MUTATION, {"thread": thread_id})
+            self._graphql(RESOLVE_MUTATION, {"thread": thread_id}, write=True)
         return True
 
     def resolved_review_threads(self, repo: str, number: int) -> set[int] | None:
@@ -91,14 +91,20 @@ class ReviewsAPI(RestCore):
                 return None
             raise
 
-    def _graphql(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:
-        """One GraphQL request; GitHubError for HTTP errors and for GraphQL `errors`."""
+    def _graphql(
+        self, query: str, variables: dict[str, Any], *, write: bool = False
+    ) -> dict[str, Any]:
+        """One GraphQL request; GitHubError for HTTP errors and for GraphQL `errors`.
+
+        Every GraphQL request is an HTTP POST; a query is retried and paced as the read it
+        is (`GET` to the retry table and the write pacer), a mutation as a write.
+        """
         base = str(self._shared.kit.config.base_url).rstrip("/")
         # GitHub Enterprise Server serves REST at /api/v3 and GraphQL at /api/graphql.
         url = base[: -len("/v3")] + "/graphql" if base.endswith("/api/v3") else base + "/graphql"
         payload = {"query": query, "variables": variables}
         resp = self._call(
-            "POST",
+            "POST" if write else "GET",
             lambda h: self._shared.kit.request("POST", url, json=payload, headers=h),
             checked=True,  # ids only: no text of ours leaves in a GraphQL request
         )
