@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bot.git import clone
-from bot.instructions import MAX_FILE_BYTES, load_instructions, nested_candidates
+from bot.instructions import MAX_FILE_BYTES, Instructions, load_instructions, nested_candidates
 from bot.models import Job, JobKind, JobStatus
 from bot.workflows.fix_issue import fix_issue
 from tests.e2e import BUGGY_FILES, REPO, world
@@ -78,3 +78,16 @@ def test_default_branch_agents_md_reaches_the_llm_and_the_pr_body(tmp_path: Path
         assert "MARKER-HEAD-93x" not in sent
         create = w.gh.calls_to("POST", rf"/repos/{REPO}/pulls")[0].json
         assert "Repository instructions used (default branch): `AGENTS.md`" in create["body"]
+
+
+def test_every_role_gets_the_instructions_after_its_own_prompt() -> None:
+    from bot.roles import FIXER, IMPLEMENTER, ISSUE_FIXER
+    from bot.roles.base import INSTRUCTIONS_KEY
+
+    block = Instructions(files=(("AGENTS.md", "Use tabs. MARKER-ROLE"),)).prompt()
+    for role in (ISSUE_FIXER, FIXER, IMPLEMENTER):
+        plain = role.system_prompt()
+        given = role.system_prompt(**{INSTRUCTIONS_KEY: block})
+        assert given.startswith(plain.rstrip()) and given.rstrip().endswith("</untrusted-data>")
+        assert "MARKER-ROLE" in given and "`AGENTS.md`" in given
+        assert role.system_prompt(**{INSTRUCTIONS_KEY: ""}) == plain
