@@ -13,7 +13,7 @@ from bot.config import RepoConfig
 from bot.events import Delivery, Ignore
 from bot.llm import AnthropicLLM
 from bot.models import Job, JobKind, JobResult, JobStatus
-from bot.ports import GitHubPort, JobEnv
+from bot.ports import GitHubPort, JobEnv, Push, push_branch
 from bot.usecase import UseCase
 from bot.workflows.fix_issue import fix_issue
 from bot.workflows.follow_up import follow_up
@@ -66,9 +66,10 @@ def seed_pull(w: World) -> str:
     return human
 
 
-def door(w: World) -> UseCase:
+def door(w: World, push: Push = push_branch) -> UseCase:
     def make_env(github: GitHubPort, config: RepoConfig) -> JobEnv:
         return JobEnv(
+            push=push,
             github=github,
             config=config,
             llm_factory=lambda model: AnthropicLLM(
@@ -291,3 +292,22 @@ def test_a_review_asking_in_its_body_only_is_carried_out_once(tmp_path: Path) ->
         again = door(w).handle(delivery)
         assert isinstance(again, JobResult) and again.status == JobStatus.NEUTRAL
         assert len(commits(w.remote, BRANCH, base="main")) == 3
+
+
+def test_a_person_pushing_meanwhile_is_never_overwritten(tmp_path: Path) -> None:
+    with world(tmp_path, DOC, repo_yaml=fast_validation_yaml()) as w:
+        seed_pull(w)
+        thread = add_review_comment(w.gh, REPO, 1, "Say integers.", user="rev", path="calc.py")
+        theirs: list[str] = []
+
+        def racing_push(ws: Any, branch: str) -> None:
+            # Someone pushes to the branch while the follow-up runs its gate.
+            theirs.append(push_files(w.remote, BRANCH, {"NOTES.md": "mine\n"}, message="notes"))
+            push_branch(ws, branch)
+
+        result = door(w, racing_push).handle(review_by(w, "rev"))
+
+        assert isinstance(result, JobResult) and result.status == JobStatus.FAILED
+        assert branch_sha(w.remote, BRANCH) == theirs[0]  # their commit is the tip, not ours
+        assert thread_of(w.gh, thread.id)[1:] == [] and w.gh.resolved_threads == set()
+        assert "follow-up failed" in w.gh.comments_on(REPO, 1)[-1].body
