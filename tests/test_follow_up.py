@@ -311,3 +311,22 @@ def test_a_person_pushing_meanwhile_is_never_overwritten(tmp_path: Path) -> None
         assert branch_sha(w.remote, BRANCH) == theirs[0]  # their commit is the tip, not ours
         assert thread_of(w.gh, thread.id)[1:] == [] and w.gh.resolved_threads == set()
         assert "follow-up failed" in w.gh.comments_on(REPO, 1)[-1].body
+
+
+def test_a_ci_workflow_linked_out_of_the_tree_is_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "host.yml"
+    outside.write_text("jobs:\n  x:\n    steps:\n      - run: ruff check HOST-SECRET\n")
+    with world(tmp_path, DOC, repo_yaml=fast_validation_yaml()) as w:
+        seed_pull(w)
+        work = tmp_path / "link"
+        git(tmp_path, "clone", "--quiet", "--branch", BRANCH, w.remote.as_uri(), str(work))
+        (work / ".github" / "workflows").mkdir(parents=True)
+        (work / ".github" / "workflows" / "ci.yml").symlink_to(outside)
+        git(work, "add", "--all")
+        git(work, "commit", "--quiet", "-m", "ci: link")
+        git(work, "push", "--quiet", "origin", f"HEAD:{BRANCH}")
+
+        result = door(w).handle(ci_failed(w))
+
+        assert isinstance(result, JobResult) and result.status == JobStatus.SUCCESS, result
+        assert "HOST-SECRET" not in w.llm_requests_text()

@@ -69,6 +69,7 @@ class _FollowUp(Flow):
         self.fix_round = 0
         self.pr = PullRequest(number=self.number)
         self.ci_count: tuple[int, list[str]] | None = None
+        self.start_sha = ""
 
     def run(self) -> JobResult:
         self.pr = self.gh.get_pull(self.repo, self.number)
@@ -130,7 +131,10 @@ class _FollowUp(Flow):
         ws.fetch()
         ws.switch(self.pr.head_ref, at=f"origin/{self.pr.head_ref}")
         self.base_sha = ws.git("merge-base", f"origin/{default}", "HEAD").strip()
-        ws.push_guard = push_guard(self.base_sha, self.cfg.limits)
+        # The limits judge what this job pushes (people's commits already on the branch are
+        # theirs); the gate judges the whole branch against its fork point.
+        self.start_sha = ws.head_sha()
+        ws.push_guard = push_guard(self.start_sha, self.cfg.limits)
         self._session = open_session(self.env, self.repo, f"pr-{self.number}")
         self.result = self.result.model_copy(update={"branch": self.pr.head_ref})
 
@@ -188,7 +192,11 @@ class _FollowUp(Flow):
         (the gate's own discovery, which the validation after the fix runs anyway)."""
         v = self.cfg.validation
         configured = [c for c in (v.format, v.lint, v.typecheck, v.test) if c and c != "default"]
-        found = [spec.command for spec in ci_workflows(self.ws.path).values()]
+        folder = self.ws.path / ".github" / "workflows"
+        # Read by the bot itself: a workflow file that is a link (committed on the branch)
+        # could point at a host file, so then none are read.
+        linked = any(p.is_symlink() for p in (folder.parent, folder, *folder.glob("*.y*ml")))
+        found = [] if linked else [s.command for s in ci_workflows(self.ws.path).values()]
         return list(dict.fromkeys([*configured, *found]))
 
     # --- one item -------------------------------------------------------------------------
@@ -202,7 +210,7 @@ class _FollowUp(Flow):
         if output.status != AgentStatus.OK or not self.ws.has_changes():
             note = output.question or output.summary
             return self.undo(before, Outcome(what, note=note))
-        if problems := worktree_problems(self.ws, self.base_sha, self.cfg.limits):
+        if problems := worktree_problems(self.ws, self.start_sha, self.cfg.limits):
             return self.undo(before, Outcome(what, gate="refused by the limits", note=problems))
         report = validate(self.env, self.ws, self.base_sha, self.repair)
         self.result = self.result.model_copy(update={"validation": report})
