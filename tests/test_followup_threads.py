@@ -62,3 +62,13 @@ def test_the_task_fences_what_people_wrote_and_cuts_a_long_diff() -> None:
     assert task.count("<untrusted-data") == 3  # the PR, the diff, the one comment (no hunk)
     assert "steer" not in task and "please rename" in task
     assert "characters cut" in task and len(task) < MAX_DIFF_CHARS + 5000
+
+
+def test_the_ci_marker_is_replaced_whatever_its_spacing_of_shas() -> None:
+    from bot.followup.markers import ci_attempts, with_ci_marker
+
+    body = "Fixes #7.\n<!-- agentbot:ci-fix attempts=1 shas=aa, -->\nmore"
+    again = with_ci_marker(body, 2, ["aa", "bb"])
+    assert ci_attempts(again) == (2, ["aa", "bb"]) and again.count("agentbot:ci-fix") == 1
+    assert again.endswith("more")
+    assert ci_attempts(with_ci_marker("", 1, ["cc"])) == (1, ["cc"])

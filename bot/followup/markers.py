@@ -32,3 +32,11 @@ def is_ours(pr: PullRequest, repo: str, config: RepoConfig) -> bool:
     """True for a pull request from one of agentbot's branches in `repo` (not a fork)."""
     prefix = config.pull_request.branch_prefix
     return bool(prefix.strip()) and pr.head_ref.startswith(prefix) and pr.head_repo == repo
+
+
+def with_ci_marker(body: str, attempts: int, shas: list[str]) -> str:
+    """`body` with its CI marker set to `attempts` (replaced in place, else appended)."""
+    marker = ci_marker(attempts, shas)
+    if CI_MARKER.search(body or ""):
+        return CI_MARKER.sub(lambda _: marker, body, count=1)
+    return f"{(body or '').rstrip()}\n\n{marker}\n"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 
 from bot.errors import AgentbotError
-from bot.followup.markers import ci_attempts, ci_marker, is_ours
+from bot.followup.markers import ci_attempts, is_ours, with_ci_marker
 from bot.followup.tasks import ci_task, instructions_task, thread_task
 from bot.followup.threads import (
     REPLY_MARKER,
@@ -251,9 +251,7 @@ class _FollowUp(Flow):
         current = self.gh.get_pull(self.repo, self.number).body
         body = with_summary(current, self.outcomes)
         if count := self.ci_count:
-            old = ci_attempts(body)
-            marker = ci_marker(*count)
-            body = body.replace(ci_marker(*old), marker) if old[0] else f"{body}\n{marker}\n"
+            body = with_ci_marker(body, *count)
         self.gh.update_pull(self.repo, self.number, body=body)
         commits = [o.commit for o in self.outcomes if o.commit]
         failed = [o for o in self.outcomes if o.gate and not o.commit]
