@@ -8,12 +8,22 @@ import functools
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from bot.config import RepoConfig
 from bot.events import Ignore
 from bot.events import decide as decide_with
 from bot.models import Job, JobKind
-from tests.test_events import VENDORED, comment
+from tests.test_events import (
+    VENDORED,
+    _mutate,
+    _paths,
+    check_total,
+    comment,
+    configs,
+    json_values,
+)
 
 decide = functools.partial(decide_with, kinds=frozenset(JobKind), bot_login="agentbot[bot]")
 REPO = "Codertocat/Hello-World"
@@ -227,3 +237,34 @@ def test_a_reviews_body_travels_with_the_job_capped() -> None:
 def test_fix_instructions_are_capped() -> None:
     decision = decide("issue_comment", comment("/fix " + "y" * 9000, on_pr=True), RepoConfig())
     assert isinstance(decision, Job) and len(decision.params["instructions"]) == 4000
+
+
+FOLLOWUP_EVENTS = [
+    "pull_request_review",
+    "pull_request_review_comment",
+    "check_suite",
+    "workflow_run",
+]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), config=configs | st.just(RepoConfig()))
+def test_decide_never_raises_on_mutated_follow_up_payloads(
+    data: st.DataObject, config: RepoConfig
+) -> None:
+    """Triggering payloads of every follow-up event, mutated anywhere: still a decision."""
+    bases = {
+        "pull_request_review": [review()],
+        "pull_request_review_comment": [review_comment()],
+        "check_suite": [ci("check_suite")],
+        "workflow_run": [ci("workflow_run")],
+    }
+    event = data.draw(st.sampled_from(FOLLOWUP_EVENTS), label="event")
+    payload = copy.deepcopy(data.draw(st.sampled_from(bases[event]), label="base"))
+    for _ in range(data.draw(st.integers(min_value=1, max_value=4), label="mutations")):
+        paths = list(_paths(payload))
+        path = data.draw(st.sampled_from(paths), label="path")
+        op = data.draw(st.sampled_from(["delete", "replace"]), label="op")
+        payload = _mutate(payload, path, op, data.draw(json_values, label="value"))
+    as_event = data.draw(st.sampled_from([event, *FOLLOWUP_EVENTS]), label="as_event")
+    check_total(as_event, payload, config, data.draw(st.sampled_from(["", "agentbot"])))
