@@ -34,9 +34,12 @@ def test_list_reply_and_resolve_a_thread(gh: FakeGitHub) -> None:
     reply = client.reply_to_review_comment(REPO, 1, first.id, "Done in abc1234")
     assert reply.in_reply_to == first.id and len(thread_of(gh, first.id)) == 3
 
-    assert client.resolve_review_thread(REPO, 1, first.id) is True
+    threads = client.review_threads(REPO, 1)
+    assert threads is not None and set(threads) == {first.id}
+    assert threads[first.id].resolved is False
+    assert client.resolve_review_thread(REPO, threads[first.id].id) is True
     assert gh.resolved_threads == {first.id}
-    assert [c.path for c in gh.calls_to("POST", "/graphql")] == ["/graphql", "/graphql"]
+    assert len(gh.calls_to("POST", "/graphql")) == 2  # one query, one mutation
     assert "resolveReviewThread" in gh.graphql_calls[1]["query"]
 
 
@@ -44,20 +47,23 @@ def test_resolved_threads_are_named_by_their_first_comment(gh: FakeGitHub) -> No
     first = add_review_comment(gh, REPO, 1, "x", user="rev", path="a.py")
     second = add_review_comment(gh, REPO, 1, "y", user="rev", path="a.py")
     gh.resolved_threads.add(second.id)
-    assert gh.client().resolved_review_threads(REPO, 1) == {second.id}
+    threads = gh.client().review_threads(REPO, 1)
+    assert threads is not None
+    assert {root for root, t in threads.items() if t.resolved} == {second.id}
     assert first.id not in gh.resolved_threads
 
 
 def test_without_graphql_resolving_says_false(gh: FakeGitHub) -> None:
     first = add_review_comment(gh, REPO, 1, "x", user="rev", path="a.py")
     gh.graphql_enabled = False
-    assert gh.client().resolved_review_threads(REPO, 1) is None
-    assert gh.client().resolve_review_thread(REPO, 1, first.id) is False
+    assert gh.client().review_threads(REPO, 1) is None
+    assert gh.client().resolve_review_thread(REPO, f"PRRT_{first.id}") is False
     assert gh.resolved_threads == set()
 
 
-def test_an_unknown_thread_is_not_resolved(gh: FakeGitHub) -> None:
-    assert gh.client().resolve_review_thread(REPO, 1, 12345) is False
+def test_an_unknown_thread_is_an_error(gh: FakeGitHub) -> None:
+    with pytest.raises(GitHubError, match="Could not resolve"):
+        gh.client().resolve_review_thread(REPO, "PRRT_12345")
 
 
 def test_graphql_errors_raise(gh: FakeGitHub) -> None:
@@ -76,7 +82,7 @@ def test_graphql_queries_are_not_paced_and_the_mutation_is() -> None:
         first = add_review_comment(server, REPO, 1, "x", user="rev", path="a.py")
         client = server.client()
         client.create_comment(REPO, 1, "a write")
-        assert client.resolved_review_threads(REPO, 1) == set()  # a read: no wait
-        assert clock.sleeps == []
-        client.resolve_review_thread(REPO, 1, first.id)  # query, then the paced mutation
+        threads = client.review_threads(REPO, 1)  # a read: no wait
+        assert threads is not None and clock.sleeps == []
+        client.resolve_review_thread(REPO, threads[first.id].id)  # a paced write
         assert clock.sleeps == [1.0]

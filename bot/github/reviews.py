@@ -1,9 +1,10 @@
 """Review threads: inline comments and replies (REST), and resolving a thread (GraphQL).
 
-Resolving a review thread exists only in GitHub's GraphQL API (`resolveReviewThread`), so
-this is the one place agentbot speaks GraphQL: through the same client (auth, retries,
-write pacing) as every REST call. A server without GraphQL (an older GitHub Enterprise
-Server) makes `resolve_review_thread` return False, and the caller says so.
+Resolving a review thread exists only in GitHub's GraphQL API (`resolveReviewThread`), and
+REST names no thread, so this is the one place agentbot speaks GraphQL: one query lists a
+pull request's threads (node id, resolved) and the mutation resolves one, through the same
+client (auth, retries, pacing) as every REST call. A server without GraphQL (an older
+GitHub Enterprise Server) makes both answer "unavailable" (None, False); the caller says so.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from bot.errors import GitHubError
 from bot.github.core import RestCore, split_repo
-from bot.models.github import ReviewComment
+from bot.models.github import ReviewComment, ReviewThread
 
 THREADS_QUERY = """
 query($owner: String!, $name: String!, $number: Int!, $after: String) {
@@ -50,28 +51,10 @@ class ReviewsAPI(RestCore):
         resp = self._on_repo("POST", repo, endpoint, number, comment_id, body=body)
         return ReviewComment.from_api(resp.json())
 
-    def resolve_review_thread(self, repo: str, number: int, comment_id: int) -> bool:
-        """Resolve the thread that starts with review comment `comment_id`; False without
-        GraphQL (the server has none, or does not know the thread)."""
-        threads = self._threads(repo, number)
-        if threads is None or comment_id not in threads:
-            return False
-        thread_id, resolved = threads[comment_id]
-        if not resolved:
-            self._graphql(RESOLVE_MUTATION, {"thread": thread_id}, write=True)
-        return True
-
-    def resolved_review_threads(self, repo: str, number: int) -> set[int] | None:
-        """First-comment ids of the threads people resolved; None without GraphQL."""
-        threads = self._threads(repo, number)
-        if threads is None:
-            return None
-        return {root for root, (_, resolved) in threads.items() if resolved}
-
-    def _threads(self, repo: str, number: int) -> dict[int, tuple[str, bool]] | None:
-        """First comment id -> (thread node id, resolved), every page; None without GraphQL."""
+    def review_threads(self, repo: str, number: int) -> dict[int, ReviewThread] | None:
+        """Each review thread by its first comment's id, every page; None without GraphQL."""
         owner, name = split_repo(repo)
-        found: dict[int, tuple[str, bool]] = {}
+        found: dict[int, ReviewThread] = {}
         after: str | None = None
         try:
             while True:
@@ -82,7 +65,8 @@ class ReviewsAPI(RestCore):
                 for node in threads["nodes"]:
                     first = node["comments"]["nodes"]
                     if first and isinstance(first[0].get("databaseId"), int):
-                        found[first[0]["databaseId"]] = (node["id"], bool(node["isResolved"]))
+                        thread = ReviewThread(id=node["id"], resolved=bool(node["isResolved"]))
+                        found[first[0]["databaseId"]] = thread
                 if not threads["pageInfo"]["hasNextPage"]:
                     return found
                 after = threads["pageInfo"]["endCursor"]
@@ -90,6 +74,17 @@ class ReviewsAPI(RestCore):
             if exc.status in (404, 410):
                 return None
             raise
+
+    def resolve_review_thread(self, repo: str, thread_id: str) -> bool:
+        """Resolve review thread `thread_id` (a node id from `review_threads`); False where
+        the server has no GraphQL."""
+        try:
+            self._graphql(RESOLVE_MUTATION, {"thread": thread_id}, write=True)
+        except GitHubError as exc:
+            if exc.status in (404, 410):
+                return False
+            raise
+        return True
 
     def _graphql(
         self, query: str, variables: dict[str, Any], *, write: bool = False

@@ -160,3 +160,10 @@ class ReviewComment(_Model):
             in_reply_to=data.get("in_reply_to_id"),
             html_url=data.get("html_url") or "",
         )
+
+
+class ReviewThread(_Model):
+    """A review thread as GraphQL knows it: its node id (to resolve it) and whether it is."""
+
+    id: str
+    resolved: bool = False

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from bot.models.github import Comment, Issue, PullRequest, Repo, ReviewComment
+from bot.models.github import Comment, Issue, PullRequest, Repo, ReviewComment, ReviewThread
 
 
 class GitHubReads(Protocol):
@@ -64,8 +64,8 @@ class GitHubReads(Protocol):
         """Every inline review comment of a pull request, oldest first."""
         ...
 
-    def resolved_review_threads(self, repo: str, number: int) -> set[int] | None:
-        """First-comment ids of resolved review threads; None where GraphQL is unavailable."""
+    def review_threads(self, repo: str, number: int) -> dict[int, ReviewThread] | None:
+        """Review threads by their first comment's id; None where GraphQL is unavailable."""
         ...
 
 
@@ -116,8 +116,8 @@ class GitHubWrites(Protocol):
         """Reply in a review comment's thread."""
         ...
 
-    def resolve_review_thread(self, repo: str, number: int, comment_id: int) -> bool:
-        """Resolve the thread starting at `comment_id`; False where GraphQL is unavailable."""
+    def resolve_review_thread(self, repo: str, thread_id: str) -> bool:
+        """Resolve a review thread (its node id); False where GraphQL is unavailable."""
         ...
 
     def create_check_run(
@@ -206,9 +206,9 @@ class GitHubProxy:
         """Forwarded."""
         return self.inner.list_review_comments(repo, number)
 
-    def resolved_review_threads(self, repo: str, number: int) -> set[int] | None:
+    def review_threads(self, repo: str, number: int) -> dict[int, ReviewThread] | None:
         """Forwarded."""
-        return self.inner.resolved_review_threads(repo, number)
+        return self.inner.review_threads(repo, number)
 
     # --- writes ------------------------------------------------------------------------------
 
@@ -258,9 +258,9 @@ class GitHubProxy:
         """Forwarded."""
         return self.inner.reply_to_review_comment(repo, number, comment_id, body)
 
-    def resolve_review_thread(self, repo: str, number: int, comment_id: int) -> bool:
+    def resolve_review_thread(self, repo: str, thread_id: str) -> bool:
         """Forwarded."""
-        return self.inner.resolve_review_thread(repo, number, comment_id)
+        return self.inner.resolve_review_thread(repo, thread_id)
 
     def create_check_run(
         self,

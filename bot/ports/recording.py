@@ -90,9 +90,9 @@ class RecordingGitHub(GitHubProxy):
         self._record(f"reply in review thread {comment_id} of {repo}#{number}", body)
         return ReviewComment(id=0, body=body, in_reply_to=comment_id)
 
-    def resolve_review_thread(self, repo: str, number: int, comment_id: int) -> bool:
+    def resolve_review_thread(self, repo: str, thread_id: str) -> bool:
         """Recorded."""
-        self._record(f"resolve review thread {comment_id} of {repo}#{number}")
+        self._record(f"resolve review thread {thread_id} of {repo}")
         return True
 
     def create_check_run(

@@ -70,6 +70,8 @@ class _FollowUp(Flow):
         self.pr = PullRequest(number=self.number)
         self.ci_count: tuple[int, list[str]] | None = None
         self.start_sha = ""
+        self.thread_ids: dict[int, str] = {}
+        """Review thread node ids by first comment id (empty without GraphQL)."""
 
     def run(self) -> JobResult:
         self.pr = self.gh.get_pull(self.repo, self.number)
@@ -106,7 +108,9 @@ class _FollowUp(Flow):
         threads = open_threads(comments)
         if not threads:
             return []
-        resolved = self.gh.resolved_review_threads(self.repo, self.number) or set()
+        known = self.gh.review_threads(self.repo, self.number)
+        self.thread_ids = {root: t.id for root, t in (known or {}).items()}
+        resolved = {root for root, t in (known or {}).items() if t.resolved}
         return [
             t
             for t in threads
@@ -147,7 +151,8 @@ class _FollowUp(Flow):
         outcome = self.attempt(f"thread on `{where}`", task, "fix(review)")
         resolved = None
         if outcome.commit:
-            resolved = self.gh.resolve_review_thread(self.repo, self.number, root.id)
+            thread_id = self.thread_ids.get(root.id, "")
+            resolved = bool(thread_id) and self.gh.resolve_review_thread(self.repo, thread_id)
         self.gh.reply_to_review_comment(
             self.repo, self.number, root.id, reply_text(outcome, resolved=resolved)
         )
