@@ -99,12 +99,15 @@ def test_the_actions_check_run_links_to_the_workflow_run(
     from bot.cli.run import action_door
     from bot.config import Settings
 
-    for name in ("GITHUB_SERVER_URL", "AGENTBOT_DATA_DIR"):
+    for name in ("GITHUB_SERVER_URL", "AGENTBOT_DATA_DIR", "GITHUB_SHA", "GITHUB_REF"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
     monkeypatch.setenv("GITHUB_RUN_ID", "4242")
     settings = Settings(
-        github_token=SecretStr("ghs_" + "t" * 36), github_api_url=gh.url, data_dir=tmp_path
+        github_token=SecretStr("ghs_" + "t" * 36),
+        github_api_url=gh.url,
+        anthropic_api_key=SecretStr("sk-ant-test"),
+        data_dir=tmp_path,
     )
 
     def handler(job: Job, env: JobEnv) -> JobResult:
