@@ -226,6 +226,15 @@ class PullRequestConfig(_Section):
     branch_prefix: str = "agentbot/"
 
 
+class FollowUpConfig(_Section):
+    """Follow-ups on agentbot's own pull requests (reviews, failed CI)."""
+
+    reviews: bool = True
+    """Answer changes requested, inline review comments and `/fix <instructions>`."""
+    max_ci_fix_attempts: int = Field(default=2, ge=0)
+    """Fix commits per pull request for failed CI before agentbot stops and says so."""
+
+
 class Execution(_Section):
     """Where jobs run and how many tasks run at once."""
 
@@ -257,6 +266,7 @@ class RepoConfig(_Section):
     limits: Limits = Field(default_factory=Limits)
     pull_request: PullRequestConfig = Field(default_factory=PullRequestConfig)
     execution: Execution = Field(default_factory=Execution)
+    followup: FollowUpConfig = Field(default_factory=FollowUpConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     prices: dict[str, dict[str, float]] = Field(default_factory=dict)
     """Per-model USD per million tokens: {model: {input, output, cache_write, cache_read}}."""

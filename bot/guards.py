@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from bot.config import PERMISSION_RANK, RepoConfig
-from bot.models import Job
-from bot.models.github import Issue
+from bot.followup.markers import ci_attempts, is_ours
+from bot.models import Job, JobKind
+from bot.models.github import Issue, PullRequest
 
 TELL_FROM = "triage"
 """The weakest role that is told, by a comment, why its request was refused."""
@@ -36,6 +37,10 @@ class GuardGitHub(Protocol):
 
     def get_issue(self, repo: str, number: int) -> Issue:
         """An issue or pull request as it is now."""
+        ...
+
+    def get_pull(self, repo: str, number: int) -> PullRequest:
+        """A pull request as it is now."""
         ...
 
 
@@ -100,4 +105,48 @@ def check_job(github: GuardGitHub, job: Job, config: RepoConfig) -> Refusal | No
     refusal = check_permission(github, job.repo, job.actor, config, what=job.kind.value)
     if refusal is None and job.number is not None:
         refusal = check_open(github, job.repo, job.number)
+    if refusal is None and job.kind == JobKind.FOLLOW_UP and job.number is not None:
+        refusal = check_follow_up(github.get_pull(job.repo, job.number), job, config)
     return refusal
+
+
+# --- follow-ups ---------------------------------------------------------------------------
+
+
+def check_follow_up(pr: PullRequest, job: Job, config: RepoConfig) -> Refusal | None:
+    """Follow-ups only on our branches; a CI fix only for the latest commit, and capped."""
+    trigger = job.params.get("trigger")
+    if not is_ours(pr, job.repo, config):
+        comment = ""
+        if trigger == "fix_command":
+            comment = (
+                f"`{config.commands.fix}` works on issues, and on agentbot's own pull requests"
+                f" (branches `{config.pull_request.branch_prefix}…`). On this pull request, use"
+                f" `{config.commands.implement} [tasks.md]` to implement a task list or"
+                f" `{config.commands.cover}` to add tests."
+            )
+        reason = f"{config.commands.fix} on pull request #{pr.number}, whose branch"
+        reason += f" {pr.head_ref or '(deleted)'} is not one of agentbot's"
+        return Refusal(reason=reason, comment=comment)
+    if trigger != "ci":
+        return None
+    sha = str(job.params.get("sha") or "")
+    if sha != pr.head_sha:
+        return Refusal(
+            reason=f"CI failed on {sha[:12]}, not on the pull request's latest commit"
+            f" {pr.head_sha[:12]}; a newer run decides"
+        )
+    attempts, shas = ci_attempts(pr.body)
+    if sha in shas:
+        return Refusal(reason=f"a CI fix for {sha[:12]} was already made")
+    cap = config.followup.max_ci_fix_attempts
+    if attempts >= cap:
+        return Refusal(
+            reason=f"CI fix attempts used up ({attempts} of {cap})",
+            comment=(
+                f"agentbot stopped after {attempts} attempts to fix the failing CI on this pull"
+                f" request (`followup.max_ci_fix_attempts: {cap}`); the failure on"
+                f" {sha[:12]} needs a person."
+            ),
+        )
+    return None

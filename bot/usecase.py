@@ -11,8 +11,9 @@ queue's bookkeeping and one-job-per-issue hold). Everything else happens here, o
   to tell anyone). A routing reply goes only to collaborators.
 - guard: the actor's permission and the issue's state now, from the same FactCache.
 - run: dispatch to Actions, or the kind's handler from `handlers` with the FactCache as
-  the job's GitHub, so the workflow reads the same facts again for free; the job's
-  sandbox (opened by the door's `make_env`) is closed when the handler returns.
+  the job's GitHub, so the workflow reads the same facts again for free, inside the job's
+  check run (`bot.workflows.check_run`); the job's sandbox (opened by the door's
+  `make_env`) is closed when the handler returns.
 """
 
 from __future__ import annotations
@@ -57,6 +58,10 @@ def _no_files(delivery: Delivery) -> KnownFiles:
     return {}
 
 
+def _no_link(job: Job) -> str:
+    return ""
+
+
 @dataclass(frozen=True)
 class Plan:
     """A decided job, the config it was decided with, and the facts fetched for it."""
@@ -94,6 +99,9 @@ class UseCase:
     tell_missing: bool = False
     """Say so in one comment on the issue (the App: its operator's error is not in a log
     the asker can read); otherwise only the raised ConfigError tells."""
+    job_link: Callable[[Job], str] = _no_link
+    """Where people follow a job (the App's job page, the Action's workflow run): the
+    check run links there."""
 
     def handle(self, delivery: Delivery) -> JobResult | Ignore:
         """Plan, guard and run one delivery; Ignore when it starts nothing."""
@@ -189,9 +197,14 @@ class UseCase:
             return self.dispatch(plan)
         self._check_credentials(plan)
         log.info("running %s here", plan.job.kind.value)
+        # Imported here: `agentbot --help` and the receiver must not load the workflows.
+        from bot.workflows.check_run import run_checked
+
         env = self.make_env(plan.github, plan.config)
+        job, handler = plan.job, self.handlers[plan.job.kind]
         try:
-            return self.handlers[plan.job.kind](plan.job, env)
+            # Through the job's own GitHub: a dry run records its check run, never sends it.
+            return run_checked(env.github, job, self.job_link(job), lambda: handler(job, env))
         finally:
             if env.sandbox is not None:
                 env.sandbox.close()  # nothing the job started outlives it

@@ -39,6 +39,12 @@ ENDPOINTS: list[tuple[str, str, list[str]]] = [
     ("GET", "/repos/{owner}/{repo}/pulls/{pull_number}", ["200", "404"]),
     ("PATCH", "/repos/{owner}/{repo}/pulls/{pull_number}", ["200"]),
     ("POST", "/repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers", ["201"]),
+    ("GET", "/repos/{owner}/{repo}/pulls/{pull_number}/comments", ["200"]),
+    (
+        "POST",
+        "/repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies",
+        ["201", "404"],
+    ),
     ("POST", "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", ["204"]),
     ("POST", "/repos/{owner}/{repo}/check-runs", ["201"]),
     ("PATCH", "/repos/{owner}/{repo}/check-runs/{check_run_id}", ["200"]),

@@ -107,6 +107,23 @@ def test_examples_use_the_action_with_least_permissions(name: str) -> None:
     assert checkout["with"]["persist-credentials"] is False
 
 
+def test_the_follow_up_example_asks_for_checks_and_nothing_more() -> None:
+    wf = load(ROOT / ".github" / "workflows" / "examples" / "follow-up.yml")
+    assert wf["permissions"] == {**NEEDED, "checks": "write"}
+    assert set(wf["on"]) == {
+        "pull_request_review",
+        "pull_request_review_comment",
+        "issue_comment",
+        "workflow_run",
+    }
+    assert wf["on"]["workflow_run"]["types"] == ["completed"]
+    assert "concurrency" not in wf
+    (job,) = wf["jobs"].values()
+    assert "agentbot/" in job["if"] and "changes_requested" in job["if"]
+    checkout = next(s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/"))
+    assert checkout["with"]["persist-credentials"] is False
+
+
 def test_example_triggers_match_the_routes() -> None:
     fix = load(ROOT / ".github" / "workflows" / "examples" / "agent-fix.yml")["on"]
     assert fix["issues"]["types"] == ["labeled"] and "issue_comment" in fix
@@ -121,4 +138,12 @@ def test_app_manifest_asks_for_what_agentbot_uses() -> None:
     perms = manifest["default_permissions"]
     assert perms["contents"] == perms["issues"] == perms["pull_requests"] == "write"
     assert "workflows" not in perms and "administration" not in perms
-    assert set(manifest["default_events"]) == {"issues", "issue_comment", "push"}
+    assert set(manifest["default_events"]) == {
+        "issues",
+        "issue_comment",
+        "push",
+        "pull_request_review",
+        "pull_request_review_comment",
+        "check_suite",
+    }
+    assert perms["checks"] == "write"

@@ -194,7 +194,8 @@ def test_run_on_a_star_asks_github_nothing(tmp_path: Path, api: str) -> None:
 
 
 def test_a_fix_in_action_mode_asks_each_fact_once(tmp_path: Path) -> None:
-    """Every request of a happy-path fix with a review request: at most 10, no GET twice."""
+    """Every request of a happy-path fix with a review request: at most 13 (3 of them for the
+    check run on the pull request it opened), no GET twice."""
     with world(tmp_path, fix_script(), repo_yaml=fast_validation_yaml()) as w:
         w.gh.set_permission(REPO, "alice", "write")
         w.gh.add_issue(REPO, number=7, title="add() is wrong", labels=["agent-fix"], user="bob")
@@ -206,7 +207,8 @@ def test_a_fix_in_action_mode_asks_each_fact_once(tmp_path: Path) -> None:
         assert proc.returncode == 0, proc.stdout + proc.stderr
         calls = [f"{c.method} {c.path} {sorted(c.query.items())}" for c in w.gh.calls]
         assert len(w.gh.calls_to("POST", rf"/repos/{REPO}/pulls/\d+/requested_reviewers")) == 1
-        assert len(calls) <= 10, "\n".join(calls)
+        assert len(w.gh.check_runs) == 1
+        assert len(calls) <= 13, "\n".join(calls)
         reads = [c for c in calls if c.startswith("GET ")]
         assert len(reads) == len(set(reads)), "\n".join(reads)
 

@@ -27,7 +27,7 @@ BUILT = frozenset(HANDLERS)
 
 WEBHOOKS = Path(__file__).parent / "data" / "webhooks"
 DEFAULT = RepoConfig()
-ACTIONS = {"fix_issue", "implement", "refuel", "tdd", "cover", "ignore"}
+ACTIONS = {"fix_issue", "implement", "refuel", "tdd", "cover", "follow_up", "ignore"}
 DECISION_KEYS = {"action", "reason", "repo", "number", "actor", "ref", "installation_id", "params"}
 
 
@@ -301,7 +301,6 @@ def test_cover_takes_targets_and_force() -> None:
     [
         ("/implement", False, "/fix"),
         ("/cover", False, "/fix"),
-        ("/fix", True, "/implement"),
     ],
 )
 def test_command_on_wrong_kind_tells_the_user(body: str, on_pr: bool, hint: str) -> None:
@@ -798,6 +797,7 @@ def test_every_routed_kind_has_a_handler() -> None:
         ("issue_comment", comment("/fix")),
         ("issue_comment", comment("/implement", on_pr=True)),
         ("issue_comment", comment("/cover", on_pr=True)),
+        ("issue_comment", comment("/fix", on_pr=True)),
         ("push", push("feature", "tasks.md")),
         ("schedule", {"schedule": "0 * * * *", "repository": wd["repository"]}),
         ("workflow_dispatch", wd),
@@ -816,6 +816,7 @@ def test_every_routed_kind_has_a_handler() -> None:
             JobKind.REFUEL,
             JobKind.COVER,
             JobKind.TDD,
+            JobKind.FOLLOW_UP,
         }
     )
     for kind in JobKind:
@@ -832,8 +833,9 @@ def test_the_tdd_label_is_routed_now_that_tdd_is_built() -> None:
 
 
 def test_unbuilt_triggers_are_not_routed_nor_offered() -> None:
+    unbuilt = BUILT - {JobKind.FOLLOW_UP}
     fix_on_pr = ignored(
-        decide_with("issue_comment", comment("/fix", on_pr=True), DEFAULT, kinds=BUILT)
+        decide_with("issue_comment", comment("/fix", on_pr=True), DEFAULT, kinds=unbuilt)
     )
     assert "/implement" in fix_on_pr.reply and "/cover" in fix_on_pr.reply
 

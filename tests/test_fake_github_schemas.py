@@ -15,6 +15,7 @@ from bot.clock import FakeClock
 from tests.fakes.github import DEFAULT_TOKEN, FakeGitHub, fake_github
 
 # The same seeded repository as the behaviour tests: the shapes checked here are theirs.
+from tests.fakes.github.routes_reviews import add_review_comment
 from tests.test_fake_github import REPO, app_jwt, seeded
 
 SCHEMAS = json.loads(
@@ -174,6 +175,30 @@ PROBES: list[tuple[str, str, Probe]] = [
         lambda c, g, s: c.post(
             f"/repos/{REPO}/actions/workflows/agentbot.yml/dispatches",
             json={"ref": "main", "inputs": {"issue": "1"}},
+        ),
+    ),
+    (
+        "GET /repos/{owner}/{repo}/pulls/{pull_number}/comments",
+        "200",
+        lambda c, g, s: (
+            add_review_comment(g, REPO, s["pull"], "nit", user="rev", path="a.py", line=2),
+            c.get(f"/repos/{REPO}/pulls/{s['pull']}/comments"),
+        )[1],
+    ),
+    (
+        "POST /repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies",
+        "201",
+        lambda c, g, s: c.post(
+            f"/repos/{REPO}/pulls/{s['pull']}/comments/"
+            f"{add_review_comment(g, REPO, s['pull'], 'nit', user='rev', path='a.py').id}/replies",
+            json={"body": "done"},
+        ),
+    ),
+    (
+        "POST /repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies",
+        "404",
+        lambda c, g, s: c.post(
+            f"/repos/{REPO}/pulls/{s['pull']}/comments/123/replies", json={"body": "done"}
         ),
     ),
     (

@@ -5,17 +5,21 @@ from __future__ import annotations
 import pytest
 
 from bot.config import RepoConfig
+from bot.followup.markers import ci_attempts, ci_marker
 from bot.guards import check_job, check_open, check_permission, is_allowed_bot
 from bot.models import Job, JobKind
-from bot.models.github import Issue
+from bot.models.github import Issue, PullRequest
 
 
 class Recording:
     """A GuardGitHub that answers from tables and records what was asked."""
 
-    def __init__(self, roles: dict[str, str], issue: Issue | None = None) -> None:
+    def __init__(
+        self, roles: dict[str, str], issue: Issue | None = None, pull: PullRequest | None = None
+    ) -> None:
         self.roles = roles
         self.issue = issue or Issue(number=1, title="t")
+        self.pull = pull or PullRequest(number=1)
         self.asked: list[str] = []
 
     def permission(self, repo: str, username: str) -> str:
@@ -25,6 +29,10 @@ class Recording:
     def get_issue(self, repo: str, number: int) -> Issue:
         self.asked.append(f"issue {number}")
         return self.issue
+
+    def get_pull(self, repo: str, number: int) -> PullRequest:
+        self.asked.append(f"pull {number}")
+        return self.pull
 
 
 ROLES = ["none", "read", "triage", "write", "maintain", "admin"]
@@ -85,3 +93,73 @@ def test_check_job_asks_permission_first_and_stops_there() -> None:
     gh = Recording({"eve": "write"})
     assert check_job(gh, push, RepoConfig()) is None
     assert gh.asked == ["permission eve"]  # no issue to look at
+
+
+# --- follow-ups on agentbot's own pull requests ----------------------------------------------
+
+OURS = PullRequest(number=1, head_ref="agentbot/fix-issue-7", head_repo="o/r", head_sha="b" * 40)
+PR_ISSUE = Issue(number=1, title="t", is_pull_request=True)
+
+
+def follow_up(trigger: str, actor: str = "", **params: object) -> Job:
+    return Job(
+        kind=JobKind.FOLLOW_UP,
+        repo="o/r",
+        number=1,
+        actor=actor,
+        params={"trigger": trigger, **params},
+    )
+
+
+@pytest.mark.parametrize(
+    ("pull", "reason", "told"),
+    [
+        (OURS, None, False),
+        (OURS.model_copy(update={"head_ref": "feature"}), "not one of agentbot's", True),
+        (OURS.model_copy(update={"head_repo": "fork/r"}), "not one of agentbot's", True),
+    ],
+)
+def test_fix_command_follows_up_only_on_our_branches(
+    pull: PullRequest, reason: str | None, told: bool
+) -> None:
+    gh = Recording({"w": "write"}, PR_ISSUE, pull)
+    refusal = check_job(gh, follow_up("fix_command", "w"), RepoConfig())
+    assert (refusal is None) == (reason is None)
+    if refusal is not None:
+        assert reason is not None and reason in refusal.reason
+        assert bool(refusal.comment) == told and "/implement" in refusal.comment
+
+
+def test_a_read_only_reviewer_is_refused_before_the_branch_is_looked_at() -> None:
+    gh = Recording({"r": "read"}, PR_ISSUE, OURS)
+    refusal = check_job(gh, follow_up("review", "r"), RepoConfig())
+    assert refusal is not None and "r has read" in refusal.reason and not refusal.comment
+    assert gh.asked == ["permission r"]
+
+
+@pytest.mark.parametrize(
+    ("sha", "body", "cap", "reason", "stopped"),
+    [
+        ("b" * 40, "", 2, None, False),
+        ("b" * 40, ci_marker(1, ["a" * 40]), 2, None, False),
+        ("a" * 40, "", 2, "not on the pull request's latest commit", False),
+        ("b" * 40, ci_marker(1, ["b" * 40]), 2, "already made", False),
+        ("b" * 40, "text\n" + ci_marker(2, ["a" * 40, "c" * 40]), 2, "used up", True),
+        ("b" * 40, "", 0, "used up", True),
+    ],
+)
+def test_ci_fixes_are_for_the_latest_commit_and_capped(
+    sha: str, body: str, cap: int, reason: str | None, stopped: bool
+) -> None:
+    cfg = RepoConfig.model_validate({"followup": {"max_ci_fix_attempts": cap}})
+    gh = Recording({}, PR_ISSUE, OURS.model_copy(update={"body": body}))
+    refusal = check_job(gh, follow_up("ci", sha=sha), cfg)
+    assert (refusal is None) == (reason is None)
+    if refusal is not None:
+        assert reason is not None and reason in refusal.reason
+        assert ("stopped after" in refusal.comment) == stopped
+
+
+def test_the_ci_marker_round_trips() -> None:
+    assert ci_attempts("") == (0, [])
+    assert ci_attempts("x " + ci_marker(2, ["a" * 40, "b" * 40])) == (2, ["a" * 40, "b" * 40])

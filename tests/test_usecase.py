@@ -64,6 +64,38 @@ def commented(
     return "issue_comment", p
 
 
+OUR_HEAD = "c" * 40
+"""The head commit of pull request #5, from agentbot's branch."""
+
+
+def reviewed(number: int, actor: str) -> tuple[str, dict[str, Any]]:
+    """A real pull_request_review.submitted delivery requesting changes on REPO's #number."""
+    p = _example("pull_request_review", "submitted")
+    p["repository"] = {**p["repository"], "full_name": REPO, "default_branch": "main"}
+    user = {**p["sender"], "login": actor, "type": "User"}
+    p["sender"], p["review"] = user, {**p["review"], "state": "changes_requested", "user": user}
+    p["pull_request"] = {**p["pull_request"], "number": number, "state": "open"}
+    head = {**p["pull_request"]["head"], "ref": "agentbot/fix-issue-1", "sha": OUR_HEAD}
+    p["pull_request"]["head"] = {**head, "repo": {**head["repo"], "full_name": REPO}}
+    p.pop("installation", None)
+    return "pull_request_review", p
+
+
+def ci_failed(number: int, sha: str) -> tuple[str, dict[str, Any]]:
+    """A real check_suite.completed delivery: failed on agentbot's branch of #number."""
+    p = _example("check_suite", "completed")
+    p["repository"] = {**p["repository"], "full_name": REPO, "default_branch": "main"}
+    suite = p["check_suite"]
+    suite.update(conclusion="failure", head_branch="agentbot/fix-issue-1", head_sha=sha)
+    suite["pull_requests"] = [{**suite["pull_requests"][0], "number": number}]
+    suite["pull_requests"][0]["head"] = {
+        **suite["pull_requests"][0]["head"],
+        "ref": "agentbot/fix-issue-1",
+    }
+    p.pop("installation", None)
+    return "check_suite", p
+
+
 def starred() -> tuple[str, dict[str, Any]]:
     """A real star.created delivery on REPO."""
     p = _example("star", "created")
@@ -84,7 +116,8 @@ class Recorder:
 
 @dataclass
 class World:
-    """The fake GitHub with a repository, issues #1-#3, pull request #4, and its people."""
+    """The fake GitHub with a repository, issues #1-#3, pull requests #4 and #5 (agentbot's),
+    and its people."""
 
     gh: FakeGitHub
     tmp: Path
@@ -110,6 +143,7 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
         for number in (1, 2, 3):
             gh.add_issue(REPO, number=number, title=f"Bug {number}")
         gh.add_pull(REPO, head="feature", title="A feature")
+        gh.add_pull(REPO, head="agentbot/fix-issue-1", title="fix: bug 1", head_sha=OUR_HEAD)
         gh.issue(REPO, 2).state = "closed"  # the payloads still say open
         gh.issue(REPO, 3).locked = True
         for login, role in [("wendy", "write"), ("rita", "read"), ("tom", "triage")]:
@@ -167,7 +201,8 @@ GUARD_CASES = [
     ("reader-fixes-an-issue", commented(1, "rita", "/fix"), False, [], "rita has read"),
     ("triager-is-told", commented(1, "tom", "/fix"), False, ["needs `write`"], "tom has triage"),
     ("reader-labels", labeled(1, "rita"), False, [], "rita has read"),
-    ("reader-fixes-a-pr", commented(4, "rita", "/fix", pr=True), False, [], "/fix on pull"),
+    # /fix on a pull request is a follow-up: the permission first, then whose branch it is.
+    ("reader-fixes-a-pr", commented(4, "rita", "/fix", pr=True), False, [], "rita has read"),
     (
         "writer-fixes-a-pr",
         commented(4, "wendy", "/fix", pr=True),
@@ -181,6 +216,12 @@ GUARD_CASES = [
     ("labeller-starts-tdd", labeled(1, "wendy", "agent-tdd"), True, [], ""),
     ("plain-comment", commented(1, "wendy", "thanks!"), False, [], "not an agentbot command"),
     ("star", starred(), False, [], "star.created does not trigger"),
+    # Follow-ups on agentbot's own pull request #5.
+    ("writer-reviews-our-pr", reviewed(5, "wendy"), True, [], ""),
+    ("reader-reviews-our-pr", reviewed(5, "rita"), False, [], "rita has read"),
+    ("writer-fixes-our-pr", commented(5, "wendy", "/fix rename it", pr=True), True, [], ""),
+    ("ci-fails-on-our-pr", ci_failed(5, OUR_HEAD), True, [], ""),
+    ("ci-fails-on-an-old-commit", ci_failed(5, "d" * 40), False, [], "latest commit"),
 ]
 
 
@@ -297,7 +338,8 @@ def test_a_fix_in_app_mode_asks_each_fact_once(
         calls = [f"{c.method} {c.path} {sorted(c.query.items())}" for c in w.gh.calls]
         reads = [c for c in calls if c.startswith("GET ")]
         assert len(reads) == len(set(reads)), "\n".join(calls)
-        assert len(calls) <= 10, "\n".join(calls)
+        # 10, and 3 for the check run on the pull request it opened (read head, create, finish)
+        assert len(calls) <= 13, "\n".join(calls)
 
 
 def test_the_action_reads_the_config_path_it_is_given(world: World) -> None:

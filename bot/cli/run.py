@@ -176,6 +176,7 @@ def action_door(
         config_path=config_path,
         missing_credentials=lambda: missing_credentials(settings),
         known_files=lambda delivery: checkout_config(checkout, delivery, config_path),
+        job_link=lambda job: _run_url(settings.github_server_url),
     )
 
 
@@ -225,6 +226,14 @@ def _stop_workflow_commands() -> str:
     token = secrets.token_hex(16)
     typer.echo(f"::stop-commands::{token}")
     return token
+
+
+def _run_url(server_url: str) -> str:
+    """This workflow run's page (the check run's link), "" outside Actions."""
+    repo, run_id = os.environ.get("GITHUB_REPOSITORY"), os.environ.get("GITHUB_RUN_ID")
+    if not repo or not run_id:
+        return ""
+    return f"{server_url.rstrip('/')}/{repo}/actions/runs/{run_id}"
 
 
 def _neutral(reason: str, code: int) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from bot.config import COMMAND_SIGILS
 from bot.events.decision import Ignore
+from bot.events.followups import FOLLOWUP_ROUTES
 from bot.events.payloads import (
     Envelope,
     IssueCommentEvent,
@@ -44,6 +45,9 @@ from bot.events.triggers import (
 from bot.models import Job, JobKind
 
 BRANCH_PREFIX = "refs/heads/"
+
+MAX_INSTRUCTIONS = 4000
+"""Characters of `/fix <instructions>` carried in the job (they travel in dispatch inputs)."""
 
 COMMAND_KINDS = {"fix": JobKind.FIX_ISSUE, "implement": JobKind.IMPLEMENT, "cover": JobKind.COVER}
 """Which job each comment command starts."""
@@ -133,12 +137,23 @@ def settle_comment(event: Envelope, ctx: Context) -> Job | Ignore:
     assert author is not None
     cmds = ctx.config.commands
     names = [name for name, kind in COMMAND_KINDS.items() if kind in ctx.kinds]
+    if issue.is_pull_request and JobKind.FOLLOW_UP in ctx.kinds and "fix" not in names:
+        names.append("fix")  # `/fix` on a pull request is a follow-up
     matched = match_command(comment.body or "", cmds, names)
     if matched is None:
         return ignore(event, f"comment on #{number} is not an agentbot command", number=number)
     name, rest = matched
     command = getattr(cmds, name)
     on_pr = issue.is_pull_request
+    if name == "fix" and on_pr and JobKind.FOLLOW_UP in ctx.kinds and ctx.config.followup.reviews:
+        # On agentbot's own pull request (the doors check the branch): a follow-up.
+        asked: dict[str, Any] = {
+            "trigger": "fix_command",
+            "instructions": _instructions(rest, comment.body or ""),
+        }
+        if comment.id is not None:
+            asked["comment_id"] = comment.id
+        return job(event, ctx, JobKind.FOLLOW_UP, author.login, number=number, params=asked)
     if name == "fix" and on_pr:
         uses = [f"`{cmds.implement} [tasks.md]` to implement a task list"]
         if "cover" in names:
@@ -162,6 +177,12 @@ def settle_comment(event: Envelope, ctx: Context) -> Job | Ignore:
     if name == "cover":
         params.update(cover_args(rest))
     return job(event, ctx, COMMAND_KINDS[name], author.login, number=number, params=params)
+
+
+def _instructions(rest: str, body: str) -> str:
+    """What follows the command: the rest of its line and every line after it."""
+    more = body.lstrip().partition("\n")[2]
+    return f"{rest}\n{more}".strip()[:MAX_INSTRUCTIONS]
 
 
 # --- push -------------------------------------------------------------------------------------
@@ -262,4 +283,5 @@ ROUTES: dict[str, Route] = {
     "push": Route(screen_push, settle_push),
     "schedule": Route(screen_schedule, settle_schedule),
     "workflow_dispatch": Route(screen_dispatch, settle_dispatch),
+    **FOLLOWUP_ROUTES,
 }

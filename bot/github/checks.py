@@ -20,10 +20,18 @@ class ChecksAPI(RestCore):
         self._on_repo("POST", repo, endpoint, workflow, ref=ref, inputs=dict(inputs))
 
     def create_check_run(
-        self, repo: str, *, name: str, head_sha: str, status: str = "in_progress"
+        self,
+        repo: str,
+        *,
+        name: str,
+        head_sha: str,
+        status: str = "in_progress",
+        details_url: str = "",
     ) -> int:
         """Create a check run on a commit; returns its id."""
         data = {"name": name, "head_sha": head_sha, "status": status}
+        if details_url:
+            data["details_url"] = details_url
         resp = self._on_repo("POST", repo, self._shared.kit.rest.checks.create, data=data)
         return int(resp.json()["id"])
 

@@ -131,3 +131,39 @@ class Repo(_Model):
             private=bool(data.get("private")),
             fork=bool(data.get("fork")),
         )
+
+
+class ReviewComment(_Model):
+    """An inline review comment on a pull request's diff (a thread starts at one without
+    `in_reply_to`)."""
+
+    id: int
+    body: str = ""
+    user: str = ""
+    path: str = ""
+    line: int | None = None
+    diff_hunk: str = ""
+    in_reply_to: int | None = None
+    html_url: str = ""
+
+    @classmethod
+    def from_api(cls, data: dict[str, Any]) -> ReviewComment:
+        """Parse a `pull-request-review-comment` payload."""
+        line = data.get("line") or data.get("original_line")
+        return cls(
+            id=data["id"],
+            body=data.get("body") or "",
+            user=_login(data.get("user")),
+            path=data.get("path") or "",
+            line=int(line) if isinstance(line, int) else None,
+            diff_hunk=data.get("diff_hunk") or "",
+            in_reply_to=data.get("in_reply_to_id"),
+            html_url=data.get("html_url") or "",
+        )
+
+
+class ReviewThread(_Model):
+    """A review thread as GraphQL knows it: its node id (to resolve it) and whether it is."""
+
+    id: str
+    resolved: bool = False

@@ -21,6 +21,8 @@ class JobKind(StrEnum):
     REFUEL = "refuel"
     TDD = "tdd"
     COVER = "cover"
+    FOLLOW_UP = "follow_up"
+    """Review feedback or a failed CI run on one of agentbot's own pull requests."""
 
 
 class Job(Model):

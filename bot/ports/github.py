@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from bot.models.github import Comment, Issue, PullRequest, Repo
+from bot.models.github import Comment, Issue, PullRequest, Repo, ReviewComment, ReviewThread
 
 
 class GitHubReads(Protocol):
@@ -60,6 +60,14 @@ class GitHubReads(Protocol):
         """Pull requests, optionally only those from `head` ("owner:branch")."""
         ...
 
+    def list_review_comments(self, repo: str, number: int) -> list[ReviewComment]:
+        """Every inline review comment of a pull request, oldest first."""
+        ...
+
+    def review_threads(self, repo: str, number: int) -> dict[int, ReviewThread] | None:
+        """Review threads by their first comment's id; None where GraphQL is unavailable."""
+        ...
+
 
 class GitHubWrites(Protocol):
     """Every GitHub write a job makes: what a dry run records and an outbound check sees."""
@@ -102,8 +110,24 @@ class GitHubWrites(Protocol):
         """Start a `workflow_dispatch` run."""
         ...
 
+    def reply_to_review_comment(
+        self, repo: str, number: int, comment_id: int, body: str
+    ) -> ReviewComment:
+        """Reply in a review comment's thread."""
+        ...
+
+    def resolve_review_thread(self, repo: str, thread_id: str) -> bool:
+        """Resolve a review thread (its node id); False where GraphQL is unavailable."""
+        ...
+
     def create_check_run(
-        self, repo: str, *, name: str, head_sha: str, status: str = "in_progress"
+        self,
+        repo: str,
+        *,
+        name: str,
+        head_sha: str,
+        status: str = "in_progress",
+        details_url: str = "",
     ) -> int:
         """Create a check run on a commit; returns its id."""
         ...
@@ -178,6 +202,14 @@ class GitHubProxy:
         """Forwarded."""
         return self.inner.list_pulls(repo, head=head, state=state)
 
+    def list_review_comments(self, repo: str, number: int) -> list[ReviewComment]:
+        """Forwarded."""
+        return self.inner.list_review_comments(repo, number)
+
+    def review_threads(self, repo: str, number: int) -> dict[int, ReviewThread] | None:
+        """Forwarded."""
+        return self.inner.review_threads(repo, number)
+
     # --- writes ------------------------------------------------------------------------------
 
     def create_comment(self, repo: str, number: int, body: str) -> Comment:
@@ -220,11 +252,29 @@ class GitHubProxy:
         """Forwarded."""
         self.inner.dispatch_workflow(repo, workflow, ref=ref, inputs=inputs)
 
+    def reply_to_review_comment(
+        self, repo: str, number: int, comment_id: int, body: str
+    ) -> ReviewComment:
+        """Forwarded."""
+        return self.inner.reply_to_review_comment(repo, number, comment_id, body)
+
+    def resolve_review_thread(self, repo: str, thread_id: str) -> bool:
+        """Forwarded."""
+        return self.inner.resolve_review_thread(repo, thread_id)
+
     def create_check_run(
-        self, repo: str, *, name: str, head_sha: str, status: str = "in_progress"
+        self,
+        repo: str,
+        *,
+        name: str,
+        head_sha: str,
+        status: str = "in_progress",
+        details_url: str = "",
     ) -> int:
         """Forwarded."""
-        return self.inner.create_check_run(repo, name=name, head_sha=head_sha, status=status)
+        return self.inner.create_check_run(
+            repo, name=name, head_sha=head_sha, status=status, details_url=details_url
+        )
 
     def update_check_run(
         self,

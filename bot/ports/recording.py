@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from bot.models.github import Comment, PullRequest
+from bot.models.github import Comment, PullRequest, ReviewComment
 from bot.ports.github import GitHubPort, GitHubProxy
 
 if TYPE_CHECKING:
@@ -83,8 +83,26 @@ class RecordingGitHub(GitHubProxy):
         """Recorded."""
         self._record(f"dispatch {workflow} on {repo}@{ref} with {inputs}")
 
+    def reply_to_review_comment(
+        self, repo: str, number: int, comment_id: int, body: str
+    ) -> ReviewComment:
+        """Recorded; returns the reply as it would be."""
+        self._record(f"reply in review thread {comment_id} of {repo}#{number}", body)
+        return ReviewComment(id=0, body=body, in_reply_to=comment_id)
+
+    def resolve_review_thread(self, repo: str, thread_id: str) -> bool:
+        """Recorded."""
+        self._record(f"resolve review thread {thread_id} of {repo}")
+        return True
+
     def create_check_run(
-        self, repo: str, *, name: str, head_sha: str, status: str = "in_progress"
+        self,
+        repo: str,
+        *,
+        name: str,
+        head_sha: str,
+        status: str = "in_progress",
+        details_url: str = "",
     ) -> int:
         """Recorded; returns a made-up id."""
         self._record(f"create check run {name!r} ({status}) on {repo}@{head_sha[:12]}")

@@ -30,6 +30,10 @@ DEFAULT_CONTEXT: tuple[tuple[str, str], ...] = (
 )
 """What the prompts say when the caller gives no repository facts."""
 
+INSTRUCTIONS_KEY = "repo_instructions"
+"""Context key of the repository's fenced agent instructions (`bot.instructions`), which
+every role gets after its own prompt, whatever its template says."""
+
 _INCLUDE = re.compile(r"\{\{>\s*([\w.-]+)\s*\}\}")
 _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 
@@ -80,12 +84,14 @@ class Role:
         Shared keys (`PROMPT_CONTEXT_KEYS`) the template does not use are ignored, so one
         `repo_context(...)` serves every role; any other unknown key is an error.
         """
+        guidance = context.pop(INSTRUCTIONS_KEY, "")
         used = placeholders(self.template)
         unknown = sorted(context.keys() - used - PROMPT_CONTEXT_KEYS)
         if unknown:
             raise ValueError(f"prompt {self.template}: unknown {unknown}; it takes {sorted(used)}")
         merged = {**dict(self.defaults), **context}
-        return render(self.template, {k: v for k, v in merged.items() if k in used})
+        prompt = render(self.template, {k: v for k, v in merged.items() if k in used})
+        return f"{prompt.rstrip()}\n\n{guidance}\n" if guidance else prompt
 
     def configured(self, *, model: str | None = None, max_turns: int | None = None) -> Role:
         """This role with a repository's overrides (`roles.<name>` in agentbot.yml) applied."""

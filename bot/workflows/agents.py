@@ -19,11 +19,13 @@ from bot.config import RepoConfig
 from bot.cost import BudgetTracker
 from bot.errors import GitError
 from bot.git import Workspace
+from bot.instructions import DEFAULT_REF, load_instructions
 from bot.models import AgentOutput, AgentResult
 from bot.ports import JobEnv
 from bot.report import session_commit_message
 from bot.roles import Role
 from bot.roles import repo_context as _role_context
+from bot.roles.base import INSTRUCTIONS_KEY
 from bot.session import Session
 from bot.workflows.limits import AGENTS_WORK
 
@@ -70,6 +72,7 @@ def run_role(
     session: Session,
 ) -> AgentResult:
     """Run one agent of the job in `workspace`; its spending lands in the job's budget."""
+    context = {**repo_context(env.config), **repo_instructions(env, workspace)}
     return run_agent(
         role=role,
         task=task,
@@ -78,9 +81,25 @@ def run_role(
         budget=budget,
         clock=env.clock,
         session=session,
-        context=repo_context(env.config),
+        context=context,
         sandbox=env.sandbox,
     )
+
+
+def repo_instructions(env: JobEnv, workspace: Path) -> dict[str, str]:
+    """The repository's agent instructions from the default branch, as prompt context.
+
+    Nested `AGENTS.md` files are chosen by the paths changed so far; the files used are
+    recorded on the job for the pull request body.
+    """
+    ws = Workspace(workspace)
+    try:
+        changed = ws.changed_files(DEFAULT_REF) if ws.succeeds("rev-parse", DEFAULT_REF) else []
+    except GitError:
+        changed = []
+    found = load_instructions(ws, changed)
+    env.instructions_used.extend(p for p in found.paths if p not in env.instructions_used)
+    return {INSTRUCTIONS_KEY: found.prompt()} if found.files else {}
 
 
 def unmet(output: AgentOutput) -> str:

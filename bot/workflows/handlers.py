@@ -16,6 +16,7 @@ from bot.models import JobKind
 from bot.ports import Handler
 from bot.workflows.cover import cover
 from bot.workflows.fix_issue import fix_issue
+from bot.workflows.follow_up import follow_up
 from bot.workflows.implement import implement
 from bot.workflows.refuel import refuel
 from bot.workflows.tdd import tdd
@@ -24,6 +25,7 @@ HANDLERS: Mapping[JobKind, Handler] = MappingProxyType(
     {
         JobKind.COVER: cover,
         JobKind.FIX_ISSUE: fix_issue,
+        JobKind.FOLLOW_UP: follow_up,
         JobKind.IMPLEMENT: implement,
         JobKind.REFUEL: refuel,
         JobKind.TDD: tdd,

@@ -51,6 +51,9 @@ def publish_pull(
     title on a pull request the job only works on.
     """
     github = env.github
+    if env.instructions_used:
+        used = ", ".join(f"`{p}`" for p in env.instructions_used)
+        body = f"{body.rstrip()}\n\nRepository instructions used (default branch): {used}\n"
     number = number if number is not None else open_pull(github, repo, head)
     if number is None:
         base = github.default_branch(repo)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 
 from bot.git import Workspace, clone
+from bot.instructions import pin_default_branch
 from bot.ports import JobEnv
 from bot.workflows.limits import push_guard
 
@@ -26,4 +27,6 @@ def open_workspace(env: JobEnv, repo: str, name: str) -> Workspace:
         url = f"{env.server_url.rstrip('/')}/{repo}.git"
         ws = clone(url, dest, token=env.github.token())
     ws.push_guard = push_guard(ws.head_sha(), env.config.limits)
+    # Repository instructions are read at origin/HEAD: make it the default branch here too.
+    pin_default_branch(ws, env.github.default_branch(repo))
     return ws

@@ -105,5 +105,9 @@ def pull_json(store: Store, req: Req, repo: str, number: int, *, full: bool) -> 
     issue = r.issues[number]
     assert issue.pull is not None
     head_repo = store.repos.get(issue.pull.head_repo) if issue.pull.head_repo else None
+    if head_repo is not None and head_repo.git_dir() and issue.state == "open":
+        # An open pull request's head follows its branch, as on GitHub.
+        live = head_repo.branch_sha(issue.pull.head_ref)
+        issue.pull.head_sha = live or issue.pull.head_sha
     comments = len(store.comments_on(repo, number))
     return PP.pull(issue, r, head_repo, store.users, req.urls, full=full, comments=comments)

@@ -21,7 +21,7 @@ from starlette.routing import Route
 from bot.clock import Clock
 from bot.github import AppAuth, GitHub, TokenAuth
 from tests.fakes.github import payloads as P
-from tests.fakes.github import routes_issues, routes_pulls
+from tests.fakes.github import routes_issues, routes_pulls, routes_reviews
 from tests.fakes.github.auth import authenticate
 from tests.fakes.github.keys import app_key
 from tests.fakes.github.records import Call, Recorder
@@ -29,7 +29,7 @@ from tests.fakes.github.routing import ROUTES, Req, Resp, not_found
 from tests.fakes.github.store import Store
 
 # Importing the route modules registers their endpoints in ROUTES.
-_ROUTE_MODULES = (routes_issues, routes_pulls)
+_ROUTE_MODULES = (routes_issues, routes_pulls, routes_reviews)
 
 DEFAULT_TOKEN = "ghs_" + "f4ke" * 9
 """The token `FakeGitHub.client()` uses: shaped like an Actions `GITHUB_TOKEN`."""

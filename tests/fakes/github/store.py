@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from bot.clock import Clock
 from tests.fakes.github.state import (
@@ -88,6 +89,13 @@ class Store:
         self.repos: dict[str, RepoState] = {}
         self.comments: dict[int, CommentState] = {}
         self.check_runs: dict[int, CheckRunState] = {}
+        self.review_comments: dict[int, Any] = {}
+        """Inline review comments (`routes_reviews.ReviewCommentState`) by id."""
+        self.resolved_threads: set[int] = set()
+        """Review threads resolved through GraphQL, by their first comment's id."""
+        self.graphql_enabled = True
+        """False: `/graphql` answers 404 (an older GitHub Enterprise Server)."""
+        self.graphql_calls: list[dict[str, Any]] = []
         self.dispatches: list[Dispatch] = []
         self.apps: dict[int, AppState] = {}
         self.installations: dict[int, InstallationState] = {}

@@ -1,0 +1,79 @@
+"""What the agent is told in a follow-up: the original task, the diff so far, the request.
+
+Everything people wrote (the pull request, review comments, `/fix` instructions, CI names)
+is fenced as untrusted data; the diff is fenced too (a person may have pushed to the branch).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.followup.threads import Thread
+from bot.models.github import PullRequest
+from bot.untrusted import fence
+
+MAX_DIFF_CHARS = 30_000
+"""The diff is cut (head and tail kept) beyond this: the agent can run `git diff` itself."""
+
+
+def _diff(diff: str) -> str:
+    if len(diff) <= MAX_DIFF_CHARS:
+        return diff or "(no changes yet)"
+    half = MAX_DIFF_CHARS // 2
+    return f"{diff[:half]}\n[… {len(diff) - MAX_DIFF_CHARS} characters cut …]\n{diff[-half:]}"
+
+
+def _context(repo: str, pr: PullRequest, diff: str, base: str) -> list[str]:
+    return [
+        f"# Follow-up on pull request #{pr.number} in {repo} (branch `{pr.head_ref}`)",
+        "## The original task (the pull request as opened)",
+        fence(f"Title: {pr.title}\n\n{pr.body}", label=f"pull request #{pr.number}"),
+        f"## The change so far (`git diff {base[:12]}`)",
+        fence(_diff(diff), label="current diff of the branch"),
+    ]
+
+
+def thread_task(repo: str, pr: PullRequest, diff: str, base: str, thread: Thread) -> str:
+    """Answer one review thread with one change (or an explanation)."""
+    where = f"{thread.root.path}:{thread.root.line}" if thread.root.line else thread.root.path
+    parts = _context(repo, pr, diff, base)
+    parts.append(f"## The review thread on `{where}`")
+    if thread.root.diff_hunk:
+        parts.append(fence(thread.root.diff_hunk, label="the lines the thread is about"))
+    parts += [fence(c.body, label=f"review comment by @{c.user}") for c in thread.comments]
+    parts.append(
+        "## Your task\n"
+        "Make the change this thread asks for, and only that, in the working tree (the branch"
+        " is checked out), then call `finish` with OK and a one-line summary. If you disagree"
+        " with the request or it needs information, change nothing and finish with"
+        " NEEDS_INFO, your explanation or question in `question`."
+    )
+    return "\n\n".join(parts)
+
+
+def instructions_task(repo: str, pr: PullRequest, diff: str, base: str, text: str) -> str:
+    """Carry out `/fix <instructions>` on the pull request's branch."""
+    parts = _context(repo, pr, diff, base)
+    parts.append(fence(text or "(no instructions: fix what is wrong)", label="/fix request"))
+    parts.append(
+        "## Your task\n"
+        "Change the branch as the request asks, then call `finish` with OK and a one-line"
+        " summary; if it needs information, change nothing and finish with NEEDS_INFO."
+    )
+    return "\n\n".join(parts)
+
+
+def ci_task(
+    repo: str, pr: PullRequest, diff: str, base: str, failing: str, commands: Sequence[str]
+) -> str:
+    """Reproduce a failed CI run with the repository's commands and fix the branch."""
+    parts = _context(repo, pr, diff, base)
+    parts.append(fence(failing, label="the failing CI run"))
+    run = ", ".join(f"`{c}`" for c in commands) or "the repository's own test and lint commands"
+    parts.append(
+        "## Your task\n"
+        f"CI failed on the branch's latest commit. Reproduce the failure locally ({run}), fix"
+        " the code (never weaken or delete tests to make it pass), then call `finish` with OK"
+        " and a one-line summary of the cause."
+    )
+    return "\n\n".join(parts)

@@ -1,0 +1,109 @@
+"""Review threads: inline comments and replies (REST), and resolving a thread (GraphQL).
+
+Resolving a review thread exists only in GitHub's GraphQL API (`resolveReviewThread`), and
+REST names no thread, so this is the one place agentbot speaks GraphQL: one query lists a
+pull request's threads (node id, resolved) and the mutation resolves one, through the same
+client (auth, retries, pacing) as every REST call. A server without GraphQL (an older
+GitHub Enterprise Server) makes both answer "unavailable" (None, False); the caller says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.errors import GitHubError
+from bot.github.core import RestCore, split_repo
+from bot.models.github import ReviewComment, ReviewThread
+
+THREADS_QUERY = """
+query($owner: String!, $name: String!, $number: Int!, $after: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      reviewThreads(first: 100, after: $after) {
+        nodes { id isResolved comments(first: 1) { nodes { databaseId } } }
+        pageInfo { hasNextPage endCursor }
+      }
+    }
+  }
+}
+"""
+
+RESOLVE_MUTATION = """
+mutation($thread: ID!) {
+  resolveReviewThread(input: {threadId: $thread}) { thread { id isResolved } }
+}
+"""
+
+
+class ReviewsAPI(RestCore):
+    """Review comment calls, and the GraphQL call that resolves a thread."""
+
+    def list_review_comments(self, repo: str, number: int) -> list[ReviewComment]:
+        """Every inline review comment of a pull request, oldest first."""
+        endpoint = self._shared.kit.rest.pulls.list_review_comments
+        return [ReviewComment.from_api(c) for c in self._pages_on(repo, endpoint, number)]
+
+    def reply_to_review_comment(
+        self, repo: str, number: int, comment_id: int, body: str
+    ) -> ReviewComment:
+        """Reply in the thread of review comment `comment_id`."""
+        endpoint = self._shared.kit.rest.pulls.create_reply_for_review_comment
+        resp = self._on_repo("POST", repo, endpoint, number, comment_id, body=body)
+        return ReviewComment.from_api(resp.json())
+
+    def review_threads(self, repo: str, number: int) -> dict[int, ReviewThread] | None:
+        """Each review thread by its first comment's id, every page; None without GraphQL."""
+        owner, name = split_repo(repo)
+        found: dict[int, ReviewThread] = {}
+        after: str | None = None
+        try:
+            while True:
+                data = self._graphql(
+                    THREADS_QUERY, {"owner": owner, "name": name, "number": number, "after": after}
+                )
+                threads = data["repository"]["pullRequest"]["reviewThreads"]
+                for node in threads["nodes"]:
+                    first = node["comments"]["nodes"]
+                    if first and isinstance(first[0].get("databaseId"), int):
+                        thread = ReviewThread(id=node["id"], resolved=bool(node["isResolved"]))
+                        found[first[0]["databaseId"]] = thread
+                if not threads["pageInfo"]["hasNextPage"]:
+                    return found
+                after = threads["pageInfo"]["endCursor"]
+        except GitHubError as exc:
+            if exc.status in (404, 410):
+                return None
+            raise
+
+    def resolve_review_thread(self, repo: str, thread_id: str) -> bool:
+        """Resolve review thread `thread_id` (a node id from `review_threads`); False where
+        the server has no GraphQL."""
+        try:
+            self._graphql(RESOLVE_MUTATION, {"thread": thread_id}, write=True)
+        except GitHubError as exc:
+            if exc.status in (404, 410):
+                return False
+            raise
+        return True
+
+    def _graphql(
+        self, query: str, variables: dict[str, Any], *, write: bool = False
+    ) -> dict[str, Any]:
+        """One GraphQL request; GitHubError for HTTP errors and for GraphQL `errors`.
+
+        Every GraphQL request is an HTTP POST; a query is retried and paced as the read it
+        is (`GET` to the retry table and the write pacer), a mutation as a write.
+        """
+        base = str(self._shared.kit.config.base_url).rstrip("/")
+        # GitHub Enterprise Server serves REST at /api/v3 and GraphQL at /api/graphql.
+        url = base[: -len("/v3")] + "/graphql" if base.endswith("/api/v3") else base + "/graphql"
+        payload = {"query": query, "variables": variables}
+        resp = self._call(
+            "POST" if write else "GET",
+            lambda h: self._shared.kit.request("POST", url, json=payload, headers=h),
+            checked=True,  # ids only: no text of ours leaves in a GraphQL request
+        )
+        body = resp.json()
+        if body.get("errors"):
+            raise GitHubError(f"GitHub GraphQL: {body['errors'][0].get('message', body['errors'])}")
+        return dict(body["data"])

@@ -1,0 +1,282 @@
+"""Follow-ups on agentbot's own pull requests (DESIGN §13): review threads, `/fix`, failed CI.
+
+The story: check out the pull request's branch as it is now (people's commits included),
+then answer each item (an open review thread, the `/fix` instructions, or the failing CI
+run) with the agent, the limits and the gate; a passing change becomes one commit pushed
+on the same branch (a plain push: a branch someone moved meanwhile is refused, never
+overwritten), a change that fails the gate is dropped, and either way the item gets a
+reply (in its thread, or on the pull request) with the commit and the gate result. A
+thread is resolved only when its commit passed. The pull request body lists the
+follow-ups, and counts CI fixes (`followup.max_ci_fix_attempts`, enforced by the guards).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from bot.errors import AgentbotError
+from bot.followup.markers import ci_attempts, is_ours, with_ci_marker
+from bot.followup.tasks import ci_task, instructions_task, thread_task
+from bot.followup.threads import (
+    REPLY_MARKER,
+    Outcome,
+    Thread,
+    open_threads,
+    reply_text,
+    with_summary,
+)
+from bot.guards import check_permission
+from bot.instructions import HIDDEN_FROM_DIFFS
+from bot.models import AgentStatus, Job, JobResult, JobStatus, ValidationReport
+from bot.models.github import PullRequest
+from bot.ports import JobEnv
+from bot.report import subject_line
+from bot.roles import FIXER, ISSUE_FIXER
+from bot.roles.fixer import repair_task
+from bot.validation.sources import ci_workflows
+from bot.workflows.agents import open_session
+from bot.workflows.flow import Flow, Stop
+from bot.workflows.limits import push_guard, worktree_problems
+from bot.workflows.validate import validate
+from bot.workflows.workspace import open_workspace
+
+log = logging.getLogger("agentbot.job")
+
+
+def follow_up(job: Job, env: JobEnv) -> JobResult:
+    """Answer review feedback, `/fix` or failed CI on pull request `job.number`."""
+    assert job.number is not None, "a follow-up needs a pull request number"
+    flow = _FollowUp(job, env)
+    try:
+        return flow.run()
+    except Stop as stop:
+        return stop.result
+    except AgentbotError as exc:
+        return flow.fail(str(exc))
+    except Exception as exc:
+        log.exception("follow_up crashed")
+        return flow.fail(f"internal error: {type(exc).__name__}: {exc}")
+
+
+class _FollowUp(Flow):
+    """One follow-up job on one of our pull requests."""
+
+    def __init__(self, job: Job, env: JobEnv) -> None:
+        super().__init__(job, env, "issue_fixer")
+        self.repo, self.number = job.repo, job.number or 0
+        self.outcomes: list[Outcome] = []
+        self.goal = ""
+        self.fix_round = 0
+        self.pr = PullRequest(number=self.number)
+        self.ci_count: tuple[int, list[str]] | None = None
+        self.start_sha = ""
+        self.thread_ids: dict[int, str] = {}
+        """Review thread node ids by first comment id (empty without GraphQL)."""
+
+    def run(self) -> JobResult:
+        self.pr = self.gh.get_pull(self.repo, self.number)
+        if not is_ours(self.pr, self.repo, self.cfg) or self.pr.state != "open":
+            raise Stop(self.neutral(f"#{self.number} is not an open pull request of agentbot's"))
+        trigger = self.job.params.get("trigger")
+        threads: list[Thread] = []
+        asked = str(self.job.params.get("review_body") or "")
+        if trigger in ("review", "review_comment"):
+            threads = self.threads_to_answer()
+            if not threads and asked and self.review_answered():
+                asked = ""
+            if not threads and not asked:
+                raise Stop(self.neutral("every review thread is answered"))
+        self.checkout()
+        if trigger == "ci":
+            self.fix_ci()
+        elif trigger == "fix_command":
+            self.fix_command(str(self.job.params.get("instructions") or ""))
+        elif not threads:
+            # Changes requested in the review's body alone: carried out like `/fix`.
+            self.fix_command(asked, what="review")
+        else:
+            for thread in threads:
+                self.answer(thread)
+        return self.conclude()
+
+    # --- steps ----------------------------------------------------------------------------
+
+    def threads_to_answer(self) -> list[Thread]:
+        """Open threads started by people who may ask for work (read-only users' are not);
+        a thread someone resolved is closed (without GraphQL, no thread counts as resolved)."""
+        comments = self.gh.list_review_comments(self.repo, self.number)
+        threads = open_threads(comments)
+        if not threads:
+            return []
+        known = self.gh.review_threads(self.repo, self.number)
+        self.thread_ids = {root: t.id for root, t in (known or {}).items()}
+        resolved = {root for root, t in (known or {}).items() if t.resolved}
+        return [
+            t
+            for t in threads
+            if t.root.id not in resolved
+            and check_permission(self.gh, self.repo, t.root.user, self.cfg, what="a follow-up")
+            is None
+        ]
+
+    def review_marker(self) -> str:
+        """Marks the comment that answered this review's body (so it is answered once)."""
+        return f"<!-- agentbot:review {self.job.params.get('review_id', '')} -->"
+
+    def review_answered(self) -> bool:
+        """True when a comment of ours already answered this review's body."""
+        comments = self.gh.list_issue_comments(self.repo, self.number)
+        return any(self.review_marker() in c.body for c in comments)
+
+    def checkout(self) -> None:
+        """The branch as it is on origin; the gate and the limits judge from its fork point."""
+        default = self.gh.default_branch(self.repo)
+        ws = self._ws = open_workspace(self.env, self.repo, f"pr-{self.number}")
+        ws.fetch()
+        ws.switch(self.pr.head_ref, at=f"origin/{self.pr.head_ref}")
+        self.base_sha = ws.git("merge-base", f"origin/{default}", "HEAD").strip()
+        # The limits judge what this job pushes (people's commits already on the branch are
+        # theirs); the gate judges the whole branch against its fork point.
+        self.start_sha = ws.head_sha()
+        ws.push_guard = push_guard(self.start_sha, self.cfg.limits)
+        self._session = open_session(self.env, self.repo, f"pr-{self.number}")
+        self.result = self.result.model_copy(update={"branch": self.pr.head_ref})
+
+    def answer(self, thread: Thread) -> None:
+        """One thread: one commit (or an explanation), a reply, resolved when it passed."""
+        root = thread.root
+        where = f"{root.path}:{root.line}" if root.line else root.path
+        self.goal = f"address the review comment on {where}"
+        task = thread_task(self.repo, self.pr, self.diff(), self.base_sha, thread)
+        outcome = self.attempt(f"thread on `{where}`", task, "fix(review)")
+        resolved = None
+        if outcome.commit:
+            thread_id = self.thread_ids.get(root.id, "")
+            resolved = bool(thread_id) and self.gh.resolve_review_thread(self.repo, thread_id)
+        self.gh.reply_to_review_comment(
+            self.repo, self.number, root.id, reply_text(outcome, resolved=resolved)
+        )
+        self.outcomes.append(outcome)
+
+    def fix_command(self, text: str, *, what: str = "") -> None:
+        """`/fix <instructions>` (or a review's body): one change, a comment on the PR."""
+        self.goal = f"carry out: {text[:200]}"
+        task = instructions_task(self.repo, self.pr, self.diff(), self.base_sha, text)
+        outcome = self.attempt(what or f"`{self.cfg.commands.fix}`", task, "fix")
+        text = reply_text(outcome)
+        if what == "review":
+            text = f"{self.review_marker()}\n{text}"
+        self.gh.create_comment(self.repo, self.number, text)
+        self.outcomes.append(outcome)
+
+    def fix_ci(self) -> None:
+        """The failing CI run: reproduce with the repository's commands, fix, count it."""
+        sha = str(self.job.params.get("sha") or "")
+        name = str(self.job.params.get("ci_name") or self.job.params.get("ci_event") or "CI")
+        self.goal = f"make CI pass again ({name} failed on {sha[:12]})"
+        task = ci_task(
+            self.repo,
+            self.pr,
+            self.diff(),
+            self.base_sha,
+            f"{name} failed on commit {sha}",
+            self.ci_commands(),
+        )
+        outcome = self.attempt("CI", task, "fix(ci)")
+        attempts, shas = ci_attempts(self.pr.body)
+        cap = self.cfg.followup.max_ci_fix_attempts
+        self.ci_count = (attempts + 1, [*shas, sha])
+        head = f"CI fix attempt {attempts + 1} of {cap} for {name} on {sha[:12]}."
+        self.gh.create_comment(
+            self.repo, self.number, reply_text(outcome).replace(REPLY_MARKER, head, 1)
+        )
+        self.outcomes.append(outcome)
+
+    def ci_commands(self) -> list[str]:
+        """What reproduces CI here: the configured stages, then the CI workflows' plain steps
+        (the gate's own discovery, which the validation after the fix runs anyway)."""
+        v = self.cfg.validation
+        configured = [c for c in (v.format, v.lint, v.typecheck, v.test) if c and c != "default"]
+        folder = self.ws.path / ".github" / "workflows"
+        # Read by the bot itself: a workflow file that is a link (committed on the branch)
+        # could point at a host file, so then none are read.
+        linked = any(p.is_symlink() for p in (folder.parent, folder, *folder.glob("*.y*ml")))
+        found = [] if linked else [s.command for s in ci_workflows(self.ws.path).values()]
+        return list(dict.fromkeys([*configured, *found]))
+
+    # --- one item -------------------------------------------------------------------------
+
+    def attempt(self, what: str, task: str, commit_type: str) -> Outcome:
+        """Agent → limits → gate → one commit pushed; anything short of it is undone."""
+        before = self.ws.head_sha()
+        output = self.agent(ISSUE_FIXER, task).output
+        if output is None:
+            return self.undo(before, Outcome(what, note="the agent gave no valid answer"))
+        if output.status != AgentStatus.OK or not self.ws.has_changes():
+            note = output.question or output.summary
+            return self.undo(before, Outcome(what, note=note))
+        if problems := worktree_problems(self.ws, self.start_sha, self.cfg.limits):
+            return self.undo(before, Outcome(what, gate="refused by the limits", note=problems))
+        report = validate(self.env, self.ws, self.base_sha, self.repair)
+        self.result = self.result.model_copy(update={"validation": report})
+        if not report.passed:
+            gate = report.failing_gate
+            failed = f"failed at {gate.gate_name if gate else 'test'}"
+            return self.undo(before, Outcome(what, gate=failed, note=output.summary))
+        message = subject_line(f"{commit_type}: {output.summary}")
+        sha = self.ws.commit(f"{message}\n\nFollow-up on #{self.number}.\n")
+        self.env.push(self.ws, self.pr.head_ref)
+        return Outcome(what, commit=sha, gate="passed", note=output.summary)
+
+    def undo(self, before: str, outcome: Outcome) -> Outcome:
+        """Drop what the agent changed for this item."""
+        self.ws.reset_hard(before, clean=True)
+        return outcome
+
+    def repair(self, failing: ValidationReport) -> None:
+        """A Fixer round on the failing stage."""
+        self.fix_round += 1
+        task = repair_task(
+            failing,
+            goal=self.goal,
+            round=self.fix_round,
+            max_rounds=self.cfg.validation.fix_rounds,
+            files_changed=self.ws.changed_files(self.base_sha),
+        )
+        self.agent(FIXER, task)
+
+    def diff(self) -> str:
+        """The branch's change so far, without its own agent instruction files."""
+        return self.ws.git("diff", "--no-color", "-M", self.base_sha, "--", ".", *HIDDEN_FROM_DIFFS)
+
+    # --- outcomes -------------------------------------------------------------------------
+
+    def conclude(self) -> JobResult:
+        """The pull request body's follow-up section (and CI count), and the job's status."""
+        current = self.gh.get_pull(self.repo, self.number).body
+        body = with_summary(current, self.outcomes)
+        if count := self.ci_count:
+            body = with_ci_marker(body, *count)
+        self.gh.update_pull(self.repo, self.number, body=body)
+        commits = [o.commit for o in self.outcomes if o.commit]
+        failed = [o for o in self.outcomes if o.gate and not o.commit]
+        status = JobStatus.FAILED if failed else JobStatus.SUCCESS
+        if not commits and not failed:
+            status = JobStatus.NEUTRAL
+        summary = f"{len(commits)} commit(s) for {len(self.outcomes)} follow-up item(s)"
+        self.result = self.result.model_copy(
+            update={"summary": summary, "pr_url": self.pr.html_url, "pr_number": self.number}
+        )
+        error = f"{len(failed)} item(s) did not pass the gate" if failed else ""
+        return self.finished(status, error=error)
+
+    def fail(self, reason: str) -> JobResult:
+        """Say why on the pull request."""
+        result = self.finished(JobStatus.FAILED, error=reason)
+        try:
+            self.gh.create_comment(
+                self.repo, self.number, f"{REPLY_MARKER}\n\nagentbot's follow-up failed: {reason}"
+            )
+        except AgentbotError as exc:
+            log.warning("could not report the failure: %s", exc)
+        return result

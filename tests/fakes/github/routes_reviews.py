@@ -1,0 +1,171 @@
+"""Fake endpoints: inline review comments and replies (REST), review threads (GraphQL).
+
+Threads are kept the way GitHub shows them: a thread is its first comment (no
+`in_reply_to_id`) and the replies to it; its GraphQL id is `PRRT_<first comment id>`.
+The GraphQL endpoint answers the two operations agentbot sends (list a pull request's
+review threads, `resolveReviewThread`), recognised by their text; `graphql_enabled =
+False` makes it 404, as an older GitHub Enterprise Server without GraphQL would.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tests.fakes.github import payloads as P
+from tests.fakes.github.routing import Req, Resp, invalid, not_found, page, repo_name, route
+from tests.fakes.github.state import User, iso
+from tests.fakes.github.store import Store
+
+
+@dataclass
+class ReviewCommentState:
+    """An inline review comment."""
+
+    id: int
+    repo: str
+    number: int
+    body: str
+    user: str
+    path: str
+    line: int
+    created_at: str
+    in_reply_to: int | None = None
+
+    @property
+    def thread(self) -> int:
+        """The id of the thread's first comment."""
+        return self.in_reply_to or self.id
+
+
+def add_review_comment(
+    store: Store,
+    repo: str,
+    number: int,
+    body: str,
+    *,
+    user: str,
+    path: str,
+    line: int = 1,
+    in_reply_to: int | None = None,
+) -> ReviewCommentState:
+    """Seed an inline comment (a reviewer's); returns it (`.id` starts a thread)."""
+    with store.lock:
+        store.issue(repo, number)
+        store.add_user(user)
+        c = ReviewCommentState(
+            id=store.next_id("comments"),
+            repo=repo,
+            number=number,
+            body=body,
+            user=user,
+            path=path,
+            line=line,
+            created_at=iso(store.now()),
+            in_reply_to=in_reply_to,
+        )
+        store.review_comments[c.id] = c
+        return c
+
+
+def thread_of(store: Store, root: int) -> list[ReviewCommentState]:
+    """A thread's comments, oldest first."""
+    return [c for c in store.review_comments.values() if c.thread == root]
+
+
+def _json(c: ReviewCommentState, users: dict[str, User], req: Req) -> dict[str, Any]:
+    api, web = req.urls.api, req.urls.web
+    return {
+        "id": c.id,
+        "node_id": f"PRRC_{c.id}",
+        "url": f"{api}/repos/{c.repo}/pulls/comments/{c.id}",
+        "html_url": f"{web}/{c.repo}/pull/{c.number}#discussion_r{c.id}",
+        "pull_request_url": f"{api}/repos/{c.repo}/pulls/{c.number}",
+        "pull_request_review_id": c.thread,
+        "diff_hunk": f"@@ -{c.line},1 +{c.line},1 @@",
+        "path": c.path,
+        "line": c.line,
+        "original_line": c.line,
+        "side": "RIGHT",
+        "commit_id": "0" * 40,
+        "original_commit_id": "0" * 40,
+        "body": c.body,
+        "user": P.user(users[c.user], req.urls),
+        "created_at": c.created_at,
+        "updated_at": c.created_at,
+        "author_association": "NONE",
+        **({"in_reply_to_id": c.in_reply_to} if c.in_reply_to else {}),
+        "_links": {
+            "self": {"href": f"{api}/repos/{c.repo}/pulls/comments/{c.id}"},
+            "html": {"href": f"{web}/{c.repo}/pull/{c.number}#discussion_r{c.id}"},
+            "pull_request": {"href": f"{api}/repos/{c.repo}/pulls/{c.number}"},
+        },
+    }
+
+
+@route("GET", "/repos/{owner}/{repo}/pulls/{number}/comments")
+def list_review_comments(store: Store, req: Req) -> Resp:
+    """pulls/list-review-comments, oldest first."""
+    repo, number = repo_name(req), int(req.params["number"])
+    found = [c for c in store.review_comments.values() if c.repo == repo and c.number == number]
+    return page(req, [_json(c, store.users, req) for c in found])
+
+
+@route("POST", "/repos/{owner}/{repo}/pulls/{number}/comments/{comment_id}/replies")
+def reply(store: Store, req: Req) -> Resp:
+    """pulls/create-reply-for-review-comment: replies join the first comment's thread."""
+    repo, number = repo_name(req), int(req.params["number"])
+    parent = store.review_comments.get(int(req.params["comment_id"]))
+    if parent is None or parent.repo != repo or parent.number != number:
+        return not_found()
+    body = req.json.get("body") if isinstance(req.json, dict) else None
+    if not isinstance(body, str) or not body:
+        return invalid('Invalid request.\n\n"body" wasn\'t supplied.')
+    c = add_review_comment(
+        store,
+        repo,
+        number,
+        body,
+        user=req.actor,
+        path=parent.path,
+        line=parent.line,
+        in_reply_to=parent.thread,
+    )
+    return Resp(201, _json(c, store.users, req))
+
+
+@route("POST", "/graphql")
+def graphql(store: Store, req: Req) -> Resp:
+    """The two GraphQL operations agentbot sends; anything else is a GraphQL error."""
+    if not store.graphql_enabled:
+        return not_found()
+    body = req.json if isinstance(req.json, dict) else {}
+    query, variables = str(body.get("query") or ""), body.get("variables") or {}
+    store.graphql_calls.append({"query": query, "variables": variables})
+    if "resolveReviewThread" in query:
+        root = int(str(variables.get("thread", "")).removeprefix("PRRT_") or 0)
+        if root not in store.review_comments:
+            return Resp(200, {"data": None, "errors": [{"message": "Could not resolve"}]})
+        store.resolved_threads.add(root)
+        node = {"id": f"PRRT_{root}", "isResolved": True}
+        return Resp(200, {"data": {"resolveReviewThread": {"thread": node}}})
+    if "reviewThreads" in query:
+        repo = f"{variables.get('owner')}/{variables.get('name')}"
+        number = variables.get("number")
+        roots = [
+            c.id
+            for c in store.review_comments.values()
+            if c.repo == repo and c.number == number and c.in_reply_to is None
+        ]
+        nodes = [
+            {
+                "id": f"PRRT_{root}",
+                "isResolved": root in store.resolved_threads,
+                "comments": {"nodes": [{"databaseId": root}]},
+            }
+            for root in roots
+        ]
+        threads = {"nodes": nodes, "pageInfo": {"hasNextPage": False, "endCursor": None}}
+        pr = {"reviewThreads": threads}
+        return Resp(200, {"data": {"repository": {"pullRequest": pr}}})
+    return Resp(200, {"data": None, "errors": [{"message": "unsupported by the fake"}]})
