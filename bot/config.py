@@ -84,6 +84,7 @@ class Settings(BaseSettings):
     connect_retry_seconds: float = Field(
         default=CONNECT_RETRY_SECONDS,
         gt=0,
+        allow_inf_nan=False,
         validation_alias=AliasChoices("AGENTBOT_CONNECT_RETRY_SECONDS"),
     )
     sandbox: Literal["auto", "none"] = Field(
@@ -94,7 +95,17 @@ class Settings(BaseSettings):
     @field_validator("data_dir")
     @classmethod
     def _absolute(cls, value: Path) -> Path:
-        return value.expanduser().resolve()
+        path = value.expanduser().resolve()
+        if path.exists() and not path.is_dir():
+            raise ValueError(f"{path} is not a folder: name a folder (it is created if missing)")
+        return path
+
+    @field_validator("github_api_url", "github_server_url", "anthropic_base_url", "llm_base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError(f"{value!r} is not an http(s) URL")
+        return value
 
     @model_validator(mode="after")
     def _queue_in_data_dir(self) -> Settings:
@@ -130,7 +141,8 @@ def load_settings() -> Settings:
             name = str(alias.choices[0])
         got = err.get("input")
         shown = f" (got {got!r})" if isinstance(got, str | int | float) else ""
-        raise ConfigError(f"{err['msg']}{shown}; fix or unset it", path=name) from None
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        raise ConfigError(f"{msg}{shown}; fix or unset it", path=name) from None
 
 
 # --- .github/agentbot.yml ------------------------------------------------------------------
@@ -314,6 +326,10 @@ class RepoConfig(_Section):
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return cls()
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"not UTF-8 text (byte {exc.start})", path=str(path)) from None
+        except OSError as exc:
+            raise ConfigError(f"cannot read it: {exc.strerror}", path=str(path)) from None
         return cls.from_text(text, source=str(path))
 
     def model_for(self, role: str) -> str:

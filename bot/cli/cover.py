@@ -7,7 +7,14 @@ from typing import Annotated
 
 import typer
 
-from bot.cli._common import command_env, git_out, print_result, repo_from_origin, usage_error
+from bot.cli._common import (
+    check_repo_name,
+    command_env,
+    git_out,
+    print_result,
+    repo_from_origin,
+    usage_error,
+)
 from bot.cli.app import app
 from bot.models import Job, JobKind
 
@@ -19,7 +26,10 @@ def cover(
         typer.Argument(help="Only these files or methods."),
     ] = None,
     repo_dir: Annotated[
-        Path, typer.Option("--repo", help="The checkout (its branch is covered).")
+        Path,
+        typer.Option(
+            "--repo", exists=True, file_okay=False, help="The checkout (its branch is covered)."
+        ),
     ] = Path(),
     base: Annotated[
         str | None, typer.Option(help="Compare with this branch (default: the default branch).")
@@ -51,7 +61,7 @@ def cover(
         raise usage_error(f"branch {branch} has commits origin does not: push them first")
     if base is not None and base == branch:
         raise usage_error(f"--base {base} is the branch to cover; name the branch it grew from")
-    repo = github_repo or repo_from_origin(repo_dir)
+    repo = check_repo_name(github_repo) if github_repo else repo_from_origin(repo_dir)
     from bot.workflows.cover import cover as run  # loads only when it runs
 
     params: dict[str, object] = {"targets": list(targets or []), "force": force, "base": base or ""}

@@ -76,7 +76,7 @@ def check_data_dir(settings: Settings) -> Check:
     """The data dir exists (created if not) and takes a file."""
     data = settings.data_dir
     try:
-        data.mkdir(parents=True, exist_ok=True)
+        data.mkdir(mode=0o700, parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=data, prefix=".doctor-"):
             pass
     except OSError as exc:
@@ -139,7 +139,13 @@ def check_repo_config(repo: Path) -> Check | None:
 @app.command()
 def doctor(
     repo: Annotated[
-        Path, typer.Option("--repo", help="Check this checkout's .github/agentbot.yml.")
+        Path,
+        typer.Option(
+            "--repo",
+            exists=True,
+            file_okay=False,
+            help="Check this checkout's .github/agentbot.yml.",
+        ),
     ] = Path(),
 ) -> None:
     """Check the LLM key, GitHub, data dir, queue, sandbox and repo config; exit 0 if all pass."""

@@ -22,7 +22,10 @@ from bot.models import Job, JobKind
 def fix(
     ref: Annotated[str, typer.Argument(metavar="OWNER/REPO#N", help="The issue to fix.")],
     repo_dir: Annotated[
-        Path | None, typer.Option("--repo", help="Work in this checkout, not a fresh clone.")
+        Path | None,
+        typer.Option(
+            "--repo", exists=True, file_okay=False, help="Work in this checkout, not a fresh clone."
+        ),
     ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Do everything locally; print what would be posted.")

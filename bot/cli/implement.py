@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from bot.cli._common import (
+    check_repo_name,
     command_env,
     git_out,
     print_result,
@@ -31,7 +32,10 @@ def implement(
         ),
     ] = None,
     repo_dir: Annotated[
-        Path, typer.Option("--repo", help="The checkout (its branch is used).")
+        Path,
+        typer.Option(
+            "--repo", exists=True, file_okay=False, help="The checkout (its branch is used)."
+        ),
     ] = Path(),
     task: Annotated[
         str | None, typer.Option(help="Only this task (e.g. T012); same as the SELECTION T012.")
@@ -76,7 +80,7 @@ def implement(
     git_out(repo_dir, "fetch", "--quiet", "origin", branch)
     if git_out(repo_dir, "rev-list", f"origin/{branch}..HEAD"):
         raise usage_error(f"branch {branch} has commits origin does not: push them first")
-    repo = github_repo or repo_from_origin(repo_dir)
+    repo = check_repo_name(github_repo) if github_repo else repo_from_origin(repo_dir)
     from bot.workflows.implement import implement as run  # loads only when it runs
 
     params: dict[str, object] = {"tasks_path": rel, "selection": chosen}

@@ -32,6 +32,8 @@ def _payload(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise usage_error(f"cannot read the event payload {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError:
+        raise usage_error(f"{path}: the event payload is not UTF-8 JSON") from None
     except json.JSONDecodeError as exc:
         raise usage_error(f"{path}:{exc.lineno}: the event payload is not valid JSON") from exc
     if not isinstance(data, dict):
@@ -73,7 +75,9 @@ def run(
     event_path: Annotated[
         Path, typer.Option(envvar="GITHUB_EVENT_PATH", help="Payload file ($GITHUB_EVENT_PATH).")
     ],
-    repo_dir: Annotated[Path, typer.Option("--repo", help="The checkout to work in.")] = Path(),
+    repo_dir: Annotated[
+        Path, typer.Option("--repo", exists=True, file_okay=False, help="The checkout to work in.")
+    ] = Path(),
     config_path: Annotated[
         str, typer.Option("--config", envvar="AGENTBOT_CONFIG", help="Config path in the repo.")
     ] = REPO_CONFIG_PATH,

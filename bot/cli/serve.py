@@ -12,6 +12,7 @@ import logging
 import os
 import secrets
 import signal
+import socket
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -76,7 +77,7 @@ def _stored(
     if given is not None and given.get_secret_value():
         return given.get_secret_value(), None, False
     path = settings.data_dir / name
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     created = False
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -159,13 +160,27 @@ def _start(
     return queue, metrics, pool, deps
 
 
+def _check_listen(host: str, port: int) -> None:
+    """Exit with one line when `host:port` cannot be listened on (before any worker starts)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        family, kind, proto, _, address = infos[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        typer.echo(f"error: cannot listen on {host}:{port}: {why} (--host, --port)", err=True)
+        raise typer.Exit(2) from None
+
+
 LEASE_HELP = "Seconds a claimed job stays held without a heartbeat (renewed every third)."
 
 
 @app.command()
 def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
-    port: int = typer.Option(8080, help="Port to listen on."),
+    port: int = typer.Option(8080, min=1, max=65535, help="Port to listen on."),
     workers: int = typer.Option(2, min=0, help="Embedded worker threads (0: receive only)."),
     lease_seconds: float = typer.Option(300.0, min=0.1, help=LEASE_HELP),
     poll_seconds: float = typer.Option(1.0, min=0.01, help="Idle workers poll this often."),
@@ -185,6 +200,7 @@ def serve(
     """Receive GitHub App webhooks (POST /webhook) and run their jobs on the queue."""
     from webhooks.server import ServerLimits
 
+    _check_listen(host, port)
     run_server(
         host=host,
         port=port,

@@ -15,7 +15,7 @@ from bot.ports import GitHubPort, JobEnv
 from bot.tdd.kata import parse_kata
 from bot.tdd.skeleton import LANGUAGES, detect_language, is_empty
 from bot.tdd.table import coverage_list, cycle_table, rejections
-from bot.wiring import llm_factory
+from bot.wiring import llm_factory, missing_credentials
 
 
 @app.command()
@@ -43,6 +43,8 @@ def tdd(
         kata = parse_kata(kata_md.read_text(encoding="utf-8"), kata_md)
     except KataParseError as exc:
         raise usage_error(f"{kata_md}: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise usage_error(f"{kata_md}: not UTF-8 text (byte {exc.start})") from None
     if language is not None and language not in LANGUAGES:
         raise usage_error(f"--language {language}: use one of {', '.join(LANGUAGES)}")
     root = repo_dir.resolve()
@@ -54,6 +56,9 @@ def tdd(
     except ConfigError as exc:
         raise usage_error(str(exc)) from exc
     settings = cli_settings()
+    missing = missing_credentials(settings)
+    if missing is not None:  # before the first request, as every job command
+        raise usage_error(f"{missing}; `agentbot doctor` checks the whole setup")
     from bot.workflows.tdd_local import run_local  # loads only when it runs
 
     with open_sandbox(settings, config) as sandbox:

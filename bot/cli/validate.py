@@ -84,7 +84,9 @@ def _print_report(console: Console, report: ValidationReport) -> None:
 
 @app.command()
 def validate(
-    repo: Annotated[Path, typer.Option("--repo", help="The checkout to validate.")] = Path(),
+    repo: Annotated[
+        Path, typer.Option("--repo", exists=True, file_okay=False, help="The checkout to validate.")
+    ] = Path(),
     fix: Annotated[
         bool,
         typer.Option(

@@ -11,6 +11,7 @@ its last commits to a power cut, where a job is simply run again (at-least-once)
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -103,7 +104,11 @@ class SqliteQueue(QueueBase):
         self._write_lock = threading.Lock()
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # The queue holds every delivery's payload: only its owner may read it (SQLite gives
+        # the -wal and -shm files the database's mode).
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not self.path.exists():
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
         conn = self._conn()
         with self._write_lock:
             conn.execute("PRAGMA journal_mode=WAL")
