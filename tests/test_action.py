@@ -89,7 +89,7 @@ def test_third_party_actions_are_pinned_by_sha() -> None:
                 assert SHA_PIN.match(uses), f"{f.name}: {uses} is not pinned by SHA"
 
 
-NEEDED = {"contents": "write", "issues": "write", "pull-requests": "write"}
+NEEDED = {"contents": "write", "issues": "write", "pull-requests": "write", "checks": "write"}
 
 
 @pytest.mark.parametrize("name", ["agent-fix.yml", "implement.yml", "refuel.yml", "agentbot.yml"])
@@ -109,7 +109,7 @@ def test_examples_use_the_action_with_least_permissions(name: str) -> None:
 
 def test_the_follow_up_example_asks_for_checks_and_nothing_more() -> None:
     wf = load(ROOT / ".github" / "workflows" / "examples" / "follow-up.yml")
-    assert wf["permissions"] == {**NEEDED, "checks": "write"}
+    assert wf["permissions"] == NEEDED
     assert set(wf["on"]) == {
         "pull_request_review",
         "pull_request_review_comment",
@@ -125,8 +125,11 @@ def test_the_follow_up_example_asks_for_checks_and_nothing_more() -> None:
 
 
 def test_example_triggers_match_the_routes() -> None:
-    fix = load(ROOT / ".github" / "workflows" / "examples" / "agent-fix.yml")["on"]
+    fix_wf = load(ROOT / ".github" / "workflows" / "examples" / "agent-fix.yml")
+    fix = fix_wf["on"]
     assert fix["issues"]["types"] == ["labeled"] and "issue_comment" in fix
+    when = fix_wf["jobs"]["fix"]["if"]
+    assert all(t in when for t in ("'agent-fix'", "'agent-tdd'", "'/fix'", "'/cover'"))
     impl = load(ROOT / ".github" / "workflows" / "examples" / "implement.yml")["on"]
     assert "issue_comment" in impl and "**/tasks.md" in impl["push"]["paths"]
     refuel = load(ROOT / ".github" / "workflows" / "examples" / "refuel.yml")["on"]
