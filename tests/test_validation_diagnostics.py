@@ -216,3 +216,17 @@ def test_repository_sources_makefile_package_json_and_ci(tmp_path: Path) -> None
         ci["typecheck"].command == "mypy src" and ci["typecheck"].source == "CI workflow (ci.yml)"
     )
     assert ci["test"].command == "cargo test --verbose"
+
+
+def test_a_ci_workflow_linked_out_of_the_tree_is_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "ci.yml").write_text("jobs:\n  t:\n    steps:\n      - run: pytest -k leaked\n")
+    repo = tmp_path / "repo"
+    (repo / ".github" / "workflows").mkdir(parents=True)
+    (repo / ".github" / "workflows" / "ci.yml").symlink_to(outside / "ci.yml")
+    assert ci_workflows(repo) == {}
+    (repo / ".github" / "workflows" / "ci.yml").unlink()
+    (repo / ".github" / "workflows").rmdir()
+    (repo / ".github" / "workflows").symlink_to(outside)
+    assert ci_workflows(repo) == {}

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import yaml
 
+from bot import treefs
 from bot.validation.stage import StageSpec
 
 STAGE_NAMES: dict[str, tuple[str, ...]] = {
@@ -150,10 +151,12 @@ def ci_workflows(repo: Path) -> dict[str, StageSpec]:
     """Plain one-line `run:` steps of .github/workflows/*.yml that call a known tool."""
     found: dict[str, StageSpec] = {}
     folder = repo / ".github" / "workflows"
-    files = sorted([*folder.glob("*.yml"), *folder.glob("*.yaml")]) if folder.is_dir() else []
+    # Never through a link: the agent's or the repository's code ran before the gate.
+    real = treefs.kind(repo, ".github/workflows") == "dir"
+    files = sorted([*folder.glob("*.yml"), *folder.glob("*.yaml")]) if real else []
     for path in files:
         try:
-            doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+            doc = yaml.safe_load(treefs.read_text(repo, f".github/workflows/{path.name}"))
         except (OSError, yaml.YAMLError):
             continue
         jobs = doc.get("jobs") if isinstance(doc, dict) else None
