@@ -83,6 +83,7 @@ class _FixFlow(Flow):
     def run(self) -> JobResult:
         issue = self.read_issue()
         self.prepare_branch()
+        self.prepare_environment()
         self.write_fix(issue)
         report = self.validate()
         if not report.passed:

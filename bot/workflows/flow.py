@@ -15,6 +15,7 @@ from bot.roles import Role
 from bot.session import Session
 from bot.workflows.agents import job_budget, run_role
 from bot.workflows.limits import worktree_problems
+from bot.workflows.workenv import WorkEnv, prepare_workenv
 
 RUN_BUDGET = "run_budget_usd"
 """Job param a refuel run sets when what it has left, not `budget.max_usd_per_job`, caps a job."""
@@ -47,6 +48,8 @@ class Flow:
         self.base_sha = ""
         self._ws: Workspace | None = None
         self._session: Session | None = None
+        self.workenv: WorkEnv | None = None
+        """The prepared environment the agents' shells run in (`prepare_environment`)."""
 
     @property
     def ws(self) -> Workspace:
@@ -67,8 +70,9 @@ class Flow:
         """
         try:
             result = run_role(
-                self.env, role, task, self.ws.path, budget=self.budget, session=self.session
-            )
+                self.env, role, task, self.ws.path, budget=self.budget, session=self.session,
+                workenv=self.workenv,
+            )  # fmt: skip
         except LimitsExceeded as exc:
             if exc.limit == "usd" and self.job.params.get(RUN_BUDGET):
                 # The cap was what a refuel run had left, not the repository's budget.
@@ -79,6 +83,10 @@ class Flow:
         if result.output is not None:
             self.outputs.append(result.output)
         return result
+
+    def prepare_environment(self) -> None:
+        """Set the workspace up as validation will, before the first agent (cached)."""
+        self.workenv = prepare_workenv(self.env, self.ws.path)
 
     def check_limits(self) -> None:
         """End the flow with an explaining failure when the change breaks a limit."""

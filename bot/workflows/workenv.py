@@ -1,0 +1,91 @@
+"""The agent's working environment: validation's setup, run before the agent starts.
+
+The setup stage (dependencies into the per-workspace venv or node_modules, cached by
+the dependency files' fingerprint) runs once before the first agent, so the agent's
+shell has the project's interpreter, tools and dependencies first on PATH, inside the
+job's sandbox, and the validation after it finds the setup done. The commands
+validation will run are resolved here too, so the prompt can name them exactly.
+
+The venv is readable, not writable, for the agent: what it installs by hand would not
+be in the repository's dependency files, so validation (and CI) would not have it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bot.ports import JobEnv
+from bot.tools import ShellEnv
+from bot.validation import prepare
+from bot.validation.discovery import choose
+
+_LABELS = {
+    "test": "full test suite",
+    "lint": "lint",
+    "typecheck": "type check",
+    "format": "format check",
+}
+# Runners that take test file paths after the suite command.
+_FILE_RUNNERS = frozenset({"pytest", "jest", "vitest", "mocha", "rspec", "node"})
+
+
+@dataclass(frozen=True)
+class WorkEnv:
+    """The prepared shell environment and the commands validation resolved."""
+
+    shell: ShellEnv
+    commands: dict[str, str] = field(default_factory=dict)
+    """Label (`full test suite`, `one test file`, `lint`, ...) -> command."""
+    problem: str = ""
+    """Why setup did not complete (the agent works anyway; validation will tell)."""
+
+    def describe(self) -> str:
+        """The environment paragraph of the prompt: the commands, and what not to do."""
+        lines = [
+            "The shell runs in the project's environment: its dependencies are installed"
+            " (the project's venv or node_modules first on PATH). Do not install packages"
+            " into the system or by hand: add a dependency to the project's dependency"
+            " files if the fix really needs one."
+        ]
+        if self.problem:
+            lines.append(f"Setting the environment up did not complete: {self.problem}")
+        if self.commands:
+            lines.append("The commands validation runs (use them):")
+            lines += [f"- {label}: `{command}`" for label, command in self.commands.items()]
+        return "\n".join(lines)
+
+
+def prepare_workenv(env: JobEnv, repo: Path) -> WorkEnv:
+    """Set `repo` up as validation will (cached), and the agent's shell environment in it."""
+    ready = prepare(
+        repo,
+        env.config.validation,
+        data_dir=env.data_dir,
+        env=os.environ,
+        clock=env.clock,
+        sandbox=env.sandbox,
+    )
+    senv = ready.senv
+    problem = ""
+    if ready.setup.status in ("failed", "timed_out"):
+        result = ready.setup.command_result
+        last = result.output.strip().splitlines()[-1:] if result else []
+        problem = f"`{ready.setup.command}` {ready.setup.status}: {' '.join(last)[:300]}"
+    commands: dict[str, str] = {}
+    for stage in ("test", "lint", "typecheck", "format"):
+        spec, _ = choose(ready.specs.get(stage, []), senv.env, senv.repo, ready.flags)
+        if spec is None:
+            continue
+        commands[_LABELS[stage]] = spec.command
+        if stage == "test" and spec.runner in _FILE_RUNNERS:
+            commands["one test file"] = f"{spec.command} <path/to/test_file>"
+        elif stage == "test" and spec.runner == "go":
+            commands["one package"] = "go test ./<package dir>/"
+    shell = ShellEnv(
+        env=senv.env,
+        writable=(senv.cache,),
+        readable=(senv.venv,) if senv.venv is not None else (),
+    )
+    return WorkEnv(shell=shell, commands=commands, problem=problem)
