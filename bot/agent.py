@@ -11,6 +11,10 @@ How a run ends:
 - `finish` input that does not validate: the errors go back to the model as an error
   tool result, at most `max_invalid_finish` times; the next invalid one ends the run with
   a FAIL result (returned, `output` None, `error_details` naming the errors);
+- a valid OK `finish` the caller's `finish_check` finds wanting (an empty diff, a scratch
+  file, a broken limit): the problem goes back as an error tool result the model can fix,
+  at most `max_rejected_finish` times; after that the answer is accepted as it is and the
+  workflow judges it;
 - a budget or the role's turn limit runs out (LimitsExceeded), the provider fails past its
   retries (LLMError), or anything else breaks (wrapped in AgentExecutionError): status.json
   says FAIL and the error is raised with the partial AgentResult (usage, cost, turns so
@@ -25,7 +29,7 @@ growing message list every turn, which is what a cache wants.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +55,9 @@ CUT_OFF = (
 )
 FINISH_ACCEPTED = "Result recorded. Your work is over."
 
+FinishCheck = Callable[[AgentOutput], str]
+"""What is wrong with an OK answer, judged on the workspace ("" when nothing)."""
+
 
 def run_agent(
     *,
@@ -65,11 +72,14 @@ def run_agent(
     max_invalid_finish: int = 2,
     context: Mapping[str, str] | None = None,
     sandbox: Sandbox | None = None,
+    finish_check: FinishCheck | None = None,
+    max_rejected_finish: int = 2,
 ) -> AgentResult:
     """Run `role` on `task` in `workspace` until it calls `finish` (see the module doc).
 
     `context` fills the role's prompt placeholders (`bot.roles.repo_context`); `sandbox` is
-    the job's, where the tools run (bot.sandbox). Raises
+    the job's, where the tools run (bot.sandbox); `finish_check` says what is wrong with an
+    OK answer given the workspace ("" when nothing). Raises
     LimitsExceeded, LLMError or AgentExecutionError with `exc.result` set.
     """
     run = _Run(
@@ -82,6 +92,8 @@ def run_agent(
         toolbox=toolbox or Toolbox(workspace, sandbox=sandbox),
         max_invalid_finish=max_invalid_finish,
         system=role.system_prompt(**(context or {})),
+        finish_check=finish_check,
+        max_rejected_finish=max_rejected_finish,
     )
     return run.execute()
 
@@ -118,6 +130,8 @@ class _Run:
         toolbox: Toolbox,
         max_invalid_finish: int,
         system: str,
+        finish_check: FinishCheck | None = None,
+        max_rejected_finish: int = 2,
     ) -> None:
         self.role = role
         self.llm = llm
@@ -135,6 +149,9 @@ class _Run:
         self.turns = 0
         self.usage = Usage()
         self.invalid_finish = 0
+        self.finish_check = finish_check
+        self.max_rejected_finish = max_rejected_finish
+        self.rejected_finish = 0
         self.cost_at_start = budget.cost_usd
         self.started = clock.monotonic()
 
@@ -167,6 +184,10 @@ class _Run:
             for use in uses:
                 if use.name == FINISH_NAME:
                     output, problem = self._check_finish(use)
+                    if output is not None and (rejected := self._reject(output)):
+                        self._log("finish_rejected", id=use.id, errors=rejected)
+                        results.append(_result(use.id, rejected, is_error=True))
+                        continue
                     if output is not None:
                         self._log("finish", id=use.id, skipped=len(uses) - len(results) - 1)
                         return output, ""
@@ -243,6 +264,26 @@ class _Run:
             seconds=round(self.clock.monotonic() - began, 3),
         )
         return _result(use.id, outcome.content, is_error=outcome.is_error)
+
+    def _reject(self, output: AgentOutput) -> str:
+        """Why the workspace does not bear out an OK answer, while rejections are left."""
+        if (
+            self.finish_check is None
+            or output.status is not AgentStatus.OK
+            or self.rejected_finish >= self.max_rejected_finish
+        ):
+            return ""
+        problem = self.finish_check(output)
+        if not problem:
+            return ""
+        self.rejected_finish += 1
+        left = self.max_rejected_finish - self.rejected_finish
+        after = (
+            f"{left} more rejection(s) possible"
+            if left
+            else "the next finish is accepted as it is and judged by validation"
+        )
+        return f"finish not accepted: {problem}\nFix this and call finish again ({after})."
 
     @staticmethod
     def _check_finish(use: ToolUseBlock) -> tuple[AgentOutput | None, str]:

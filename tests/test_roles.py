@@ -103,7 +103,7 @@ def test_repo_context_fills_every_role_and_ignores_what_a_role_does_not_use() ->
 def test_unknown_or_missing_placeholders_are_errors() -> None:
     with pytest.raises(ValueError, match="unknown \\['protectd_paths'\\]"):
         ISSUE_FIXER.system_prompt(protectd_paths="x")
-    with pytest.raises(ValueError, match="missing \\[.*'max_changed_lines'"):
+    with pytest.raises(ValueError, match=r"missing \[.*'max_changed_lines'"):
         render("issue_fixer.md", {"protected_paths": "x"})
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from bot import treefs
-from bot.agent import run_agent
+from bot.agent import FinishCheck, run_agent
 from bot.config import RepoConfig
 from bot.cost import BudgetTracker
 from bot.errors import GitError
@@ -77,6 +77,7 @@ def run_role(
     budget: BudgetTracker,
     session: Session,
     workenv: WorkEnv | None = None,
+    finish_check: FinishCheck | None = None,
 ) -> AgentResult:
     """Run one agent of the job in `workspace` (its shell in `workenv` when prepared); its
     spending lands in the job's budget."""
@@ -92,6 +93,7 @@ def run_role(
         session=session,
         context=context,
         toolbox=Toolbox(workspace, sandbox=env.sandbox, shell=shell),
+        finish_check=finish_check,
     )
 
 

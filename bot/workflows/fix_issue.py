@@ -39,6 +39,7 @@ from bot.workflows.agents import (
     unmet,
     wants_review,
 )
+from bot.workflows.finish_check import WorkspaceFinishCheck, remove_scratch
 from bot.workflows.flow import Flow, Stop
 from bot.workflows.limits import push_guard
 from bot.workflows.progress import Progress
@@ -131,7 +132,13 @@ class _FixFlow(Flow):
     def write_fix(self, issue: Issue) -> None:
         """The IssueFixer agent; its answer is checked against the gates and the limits."""
         self._session = open_session(self.env, self.repo, f"issue-{self.number}")
-        agent = self.agent(ISSUE_FIXER, issue_task(self.repo, issue, self.comments))
+        check = WorkspaceFinishCheck(self.ws, self.base_sha, self.cfg.limits, require_test=True)
+        try:
+            agent = self.agent(
+                ISSUE_FIXER, issue_task(self.repo, issue, self.comments), finish_check=check
+            )
+        finally:
+            remove_scratch(self.ws, check)
         output = agent.output
         if output is None:
             raise Stop(self.fail(f"the agent gave no valid answer: {agent.message}"))
@@ -231,7 +238,11 @@ class _FixFlow(Flow):
             max_rounds=self.cfg.validation.fix_rounds,
             files_changed=self.ws.changed_files(self.base_sha),
         )
-        self.agent(FIXER, task)
+        check = WorkspaceFinishCheck(self.ws, self.base_sha, self.cfg.limits, require_test=False)
+        try:
+            self.agent(FIXER, task, finish_check=check)
+        finally:
+            remove_scratch(self.ws, check)
 
     def label(self, name: str) -> None:
         """Add a label to the issue."""

@@ -7,6 +7,7 @@ why where its users will look (fix_issue: the progress comment and a label).
 
 from __future__ import annotations
 
+from bot.agent import FinishCheck
 from bot.errors import AgentbotError, AgentError, LimitsExceeded
 from bot.git import Workspace
 from bot.models import AgentOutput, AgentResult, Job, JobResult, JobStatus
@@ -63,7 +64,9 @@ class Flow:
         assert self._session is not None, "no session yet"
         return self._session
 
-    def agent(self, role: Role, task: str) -> AgentResult:
+    def agent(
+        self, role: Role, task: str, *, finish_check: FinishCheck | None = None
+    ) -> AgentResult:
         """Run one agent in the workspace; usage lands in the budget, its answer in `outputs`.
 
         A spent budget or a broken agent ends the flow (`Stop`) through `fail`.
@@ -71,7 +74,7 @@ class Flow:
         try:
             result = run_role(
                 self.env, role, task, self.ws.path, budget=self.budget, session=self.session,
-                workenv=self.workenv,
+                workenv=self.workenv, finish_check=finish_check,
             )  # fmt: skip
         except LimitsExceeded as exc:
             if exc.limit == "usd" and self.job.params.get(RUN_BUDGET):
