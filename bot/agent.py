@@ -20,6 +20,11 @@ How a run ends:
   says FAIL and the error is raised with the partial AgentResult (usage, cost, turns so
   far) attached as `exc.result`. Never a silent success.
 
+A few turns before the role's or the job's turn limit (and at 80 % of the USD budget) the
+model is warned once, in the user message of that turn, so it can finish what it has. A
+reply that refuses (stop reason `refusal`, or a text-only "I can't help with that") ends
+the run at once with a FAIL result instead of being nudged until the limit.
+
 Usage, cost and turns in the result are this run's own, even when the budget is shared
 by several runs of one job. A reply without a tool call gets a reminder to call `finish`
 (and costs a turn). Tool calls after a valid `finish` in the same reply are not run.
@@ -29,6 +34,7 @@ growing message list every turn, which is what a cache wants.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -54,6 +60,14 @@ CUT_OFF = (
     " large files in parts), and call `finish` when you are done."
 )
 FINISH_ACCEPTED = "Result recorded. Your work is over."
+WARN_TURNS = 3
+"""Turns left when the model is warned that its turns run out."""
+WARN_USD_SHARE = 0.8
+_REFUSAL = re.compile(
+    r"\bI(?:'m| am)? (?:can(?:'|no)t|cannot|won't|will not|am not able to|am unable to|"
+    r"not able to|unable to) (?:help|assist|comply|do that|continue|work on|complete)",
+    re.IGNORECASE,
+)
 
 FinishCheck = Callable[[AgentOutput], str]
 """What is wrong with an OK answer, judged on the workspace ("" when nothing)."""
@@ -154,6 +168,7 @@ class _Run:
         self.rejected_finish = 0
         self.cost_at_start = budget.cost_usd
         self.started = clock.monotonic()
+        self.warned: set[str] = set()
 
     # --- the loop ---------------------------------------------------------------------------
 
@@ -177,8 +192,11 @@ class _Run:
             reply = self._call()
             uses = reply.tool_uses
             if not uses:
+                if refusal := _refusal(reply):
+                    self._log("refused", text=refusal)
+                    return None, f"the model refused the task: {refusal}"
                 nudge = CUT_OFF if reply.stop_reason == "max_tokens" else NO_TOOL_CALL
-                self.messages.append({"role": "user", "content": [{"type": "text", "text": nudge}]})
+                self.messages.append({"role": "user", "content": [_text(nudge), *self._warnings()]})
                 continue
             results: list[dict[str, Any]] = []
             for use in uses:
@@ -208,7 +226,33 @@ class _Run:
                     )
                 else:
                     results.append(self._run_tool(use))
-            self.messages.append({"role": "user", "content": results})
+            self.messages.append({"role": "user", "content": [*results, *self._warnings()]})
+
+    def _warnings(self) -> list[dict[str, Any]]:
+        """A one-time warning block when the turns or the USD budget are nearly used up."""
+        left = min(self.role.max_turns - self.turns, self.budget.max_turns - self.budget.turns)
+        if left <= WARN_TURNS and "turns" not in self.warned:
+            self.warned.add("turns")
+            self._log("warned", limit="turns", left=left)
+            return [
+                _text(
+                    f"[agentbot] {left} turn(s) left before your turn limit. Wrap up now:"
+                    " finish the change you have, run the targeted test, and call `finish`."
+                    " If the limit is reached first, your change so far is validated and"
+                    " opened as a draft pull request."
+                )
+            ]
+        spent = self.budget.max_usd and self.budget.cost_usd / self.budget.max_usd
+        if spent >= WARN_USD_SHARE and "usd" not in self.warned:
+            self.warned.add("usd")
+            self._log("warned", limit="usd", spent=round(spent, 3))
+            return [
+                _text(
+                    f"[agentbot] {spent:.0%} of this job's USD budget is spent. Wrap up now"
+                    " and call `finish` with what you have."
+                )
+            ]
+        return []
 
     def _call(self) -> Reply:
         if self.turns >= self.role.max_turns:
@@ -328,6 +372,18 @@ class _Run:
         )
         self.trace.ended(result, status)
         return result
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _refusal(reply: Reply) -> str:
+    """The refusal in a reply without tool calls, or ""."""
+    text = " ".join(b.text for b in reply.content if b.type == "text").strip()
+    if reply.stop_reason == "refusal":
+        return text[:300] or "(stop reason: refusal)"
+    return text[:300] if _REFUSAL.search(text) else ""
 
 
 def _result(tool_use_id: str, content: str, *, is_error: bool = False) -> dict[str, Any]:

@@ -87,6 +87,8 @@ class _FixFlow(Flow):
         self.prepare_environment()
         self.write_fix(issue)
         report = self.validate()
+        if self.stopped:
+            return self.stopped_early(issue, report)
         if not report.passed:
             return self.validation_failed(issue, report)
         self.publish(issue)
@@ -135,11 +137,22 @@ class _FixFlow(Flow):
         check = WorkspaceFinishCheck(self.ws, self.base_sha, self.cfg.limits, require_test=True)
         try:
             agent = self.agent(
-                ISSUE_FIXER, issue_task(self.repo, issue, self.comments), finish_check=check
+                ISSUE_FIXER,
+                issue_task(self.repo, issue, self.comments),
+                finish_check=check,
+                keep_work=True,
             )
         finally:
             remove_scratch(self.ws, check)
         output = agent.output
+        if output is None and self.stopped:
+            if not self.ws.has_changes():
+                raise Stop(self.fail(f"budget exhausted: {self.stopped}"))
+            self.check_limits()
+            self.result = self.result.model_copy(
+                update={"summary": f"**Unfinished:** {self.stop_reason()}"}
+            )
+            return
         if output is None:
             raise Stop(self.fail(f"the agent gave no valid answer: {agent.message}"))
         self.result = self.result.model_copy(
@@ -178,6 +191,22 @@ class _FixFlow(Flow):
         if self.cfg.pull_request.draft_on_failure:
             return self.open_pr(issue, draft=True, failed=reason)
         return self.fail(reason)
+
+    def stop_reason(self) -> str:
+        """Why the agent's work is proposed unfinished."""
+        return (
+            f"the agent stopped before calling `finish` ({self.stopped}); this draft holds"
+            " the change it had made, for a person to review and complete"
+        )
+
+    def stopped_early(self, issue: Issue, report: ValidationReport) -> JobResult:
+        """The agent ran out of turns or budget with a change: propose it as a draft."""
+        reason = "the agent ran out of turns or budget before finishing"
+        if not report.passed:
+            gate = report.failing_gate
+            reason += f", and validation failed at the {gate.gate_name if gate else 'test'} stage"
+        self.publish(issue)
+        return self.open_pr(issue, draft=True, failed=reason)
 
     def publish(self, issue: Issue) -> None:
         """One conventional commit with `Fixes #N` (and the session, if asked), pushed."""
@@ -230,6 +259,8 @@ class _FixFlow(Flow):
 
     def repair(self, failing: ValidationReport) -> None:
         """A Fixer round: show the failing stage's output, let the agent repair it."""
+        if self.stopped:
+            return  # no budget left: the work is proposed as it is
         self.fix_round += 1
         task = repair_task(
             failing,
@@ -240,7 +271,7 @@ class _FixFlow(Flow):
         )
         check = WorkspaceFinishCheck(self.ws, self.base_sha, self.cfg.limits, require_test=False)
         try:
-            self.agent(FIXER, task, finish_check=check)
+            self.agent(FIXER, task, finish_check=check, keep_work=True)
         finally:
             remove_scratch(self.ws, check)
 

@@ -50,6 +50,8 @@ class Flow:
         self._ws: Workspace | None = None
         self._session: Session | None = None
         self.workenv: WorkEnv | None = None
+        self.stopped = ""
+        """Why an agent stopped before calling `finish` (its turns or budget ran out)."""
         """The prepared environment the agents' shells run in (`prepare_environment`)."""
 
     @property
@@ -65,11 +67,18 @@ class Flow:
         return self._session
 
     def agent(
-        self, role: Role, task: str, *, finish_check: FinishCheck | None = None
+        self,
+        role: Role,
+        task: str,
+        *,
+        finish_check: FinishCheck | None = None,
+        keep_work: bool = False,
     ) -> AgentResult:
         """Run one agent in the workspace; usage lands in the budget, its answer in `outputs`.
 
-        A spent budget or a broken agent ends the flow (`Stop`) through `fail`.
+        A spent budget or a broken agent ends the flow (`Stop`) through `fail`; with
+        `keep_work`, a spent budget is noted in `stopped` and the partial result returned,
+        so the flow can still propose the work the agent did.
         """
         try:
             result = run_role(
@@ -80,6 +89,9 @@ class Flow:
             if exc.limit == "usd" and self.job.params.get(RUN_BUDGET):
                 # The cap was what a refuel run had left, not the repository's budget.
                 raise Stop(self.run_budget_ended()) from exc
+            if keep_work and exc.result is not None:
+                self.stopped = str(exc)
+                return exc.result
             raise Stop(self.fail(f"budget exhausted: {exc}")) from exc
         except AgentError as exc:
             raise Stop(self.fail(f"the agent failed: {exc}")) from exc
