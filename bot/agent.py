@@ -96,20 +96,68 @@ def run_agent(
     OK answer given the workspace ("" when nothing). Raises
     LimitsExceeded, LLMError or AgentExecutionError with `exc.result` set.
     """
-    run = _Run(
-        role=role,
-        task=task,
-        llm=llm,
-        budget=budget,
-        clock=clock,
-        session=session,
-        toolbox=toolbox or Toolbox(workspace, sandbox=sandbox),
-        max_invalid_finish=max_invalid_finish,
-        system=role.system_prompt(**(context or {})),
-        finish_check=finish_check,
+    return Conversation(
+        role=role, task=task, workspace=workspace, llm=llm, budget=budget, clock=clock,
+        session=session, toolbox=toolbox, max_invalid_finish=max_invalid_finish,
+        context=context, sandbox=sandbox, finish_check=finish_check,
         max_rejected_finish=max_rejected_finish,
-    )
-    return run.execute()
+    ).start()  # fmt: skip
+
+
+class Conversation:
+    """One agent's conversation: `start` runs it to `finish`; `resume` continues it after.
+
+    Resuming sends the next user message (validation's verdict, say) after the whole
+    history, so the provider's cached prefix stays valid and the model keeps what it
+    learnt; each `start`/`resume` is a run of its own for turns, usage and cost.
+    """
+
+    def __init__(
+        self,
+        *,
+        role: Role,
+        task: str,
+        workspace: Path,
+        llm: LLM,
+        budget: BudgetTracker,
+        clock: Clock,
+        session: Session | None = None,
+        toolbox: Toolbox | None = None,
+        max_invalid_finish: int = 2,
+        context: Mapping[str, str] | None = None,
+        sandbox: Sandbox | None = None,
+        finish_check: FinishCheck | None = None,
+        max_rejected_finish: int = 2,
+    ) -> None:
+        self._run = _Run(
+            role=role,
+            task=task,
+            llm=llm,
+            budget=budget,
+            clock=clock,
+            session=session,
+            toolbox=toolbox or Toolbox(workspace, sandbox=sandbox),
+            max_invalid_finish=max_invalid_finish,
+            system=role.system_prompt(**(context or {})),
+            finish_check=finish_check,
+            max_rejected_finish=max_rejected_finish,
+        )
+
+    def start(self) -> AgentResult:
+        """Run until `finish` (see `run_agent`)."""
+        return self._run.execute()
+
+    @property
+    def resumable(self) -> bool:
+        """Whether the last run ended with a `finish` the conversation can continue from."""
+        return self._run.open_results is not None
+
+    def resume(self, text: str) -> AgentResult:
+        """Send `text` as the next user message and run until `finish` again."""
+        if not self.resumable:
+            raise AgentError("the conversation did not end with finish; it cannot go on")
+        self._run.reopen(text)
+        return self._run.execute()
 
 
 def _finish_errors(exc: PydanticValidationError) -> str:
@@ -169,11 +217,28 @@ class _Run:
         self.cost_at_start = budget.cost_usd
         self.started = clock.monotonic()
         self.warned: set[str] = set()
+        self.resumed = False
+        self.open_results: list[dict[str, Any]] | None = None
+        """The tool results owed for the reply that called finish (None: not resumable)."""
 
     # --- the loop ---------------------------------------------------------------------------
 
+    def reopen(self, text: str) -> None:
+        """The next user message after a finished run; this run's counters start again."""
+        assert self.open_results is not None
+        self.messages.append({"role": "user", "content": [*self.open_results, _text(text)]})
+        self.open_results = None
+        self.turns = 0
+        self.usage = Usage()
+        self.invalid_finish = self.rejected_finish = 0
+        self.cost_at_start = self.budget.cost_usd
+        self.started = self.clock.monotonic()
+        self.resumed = True
+        self._log("resumed", chars=len(text))
+
     def execute(self) -> AgentResult:
-        self._start()
+        if not self.resumed:
+            self._start()
         try:
             output, failure = self._loop()
         except AgentError as exc:
@@ -207,7 +272,13 @@ class _Run:
                         results.append(_result(use.id, rejected, is_error=True))
                         continue
                     if output is not None:
-                        self._log("finish", id=use.id, skipped=len(uses) - len(results) - 1)
+                        skipped = uses[len(results) + 1 :]
+                        self._log("finish", id=use.id, skipped=len(skipped))
+                        self.open_results = [
+                            *results,
+                            _result(use.id, "Result recorded."),
+                            *(_result(u.id, "Not run: it came after finish.") for u in skipped),
+                        ]
                         return output, ""
                     self.invalid_finish += 1
                     self._log("finish_rejected", id=use.id, errors=problem)

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from bot import treefs
-from bot.agent import FinishCheck, run_agent
+from bot.agent import Conversation, FinishCheck
 from bot.config import RepoConfig
 from bot.cost import BudgetTracker
 from bot.errors import GitError
@@ -81,9 +81,27 @@ def run_role(
 ) -> AgentResult:
     """Run one agent of the job in `workspace` (its shell in `workenv` when prepared); its
     spending lands in the job's budget."""
+    return role_conversation(
+        env, role, task, workspace, budget=budget, session=session, workenv=workenv,
+        finish_check=finish_check,
+    ).start()  # fmt: skip
+
+
+def role_conversation(
+    env: JobEnv,
+    role: Role,
+    task: str,
+    workspace: Path,
+    *,
+    budget: BudgetTracker,
+    session: Session,
+    workenv: WorkEnv | None = None,
+    finish_check: FinishCheck | None = None,
+) -> Conversation:
+    """The conversation `run_role` runs, for a workflow that continues it after `finish`."""
     context = {**repo_context(env.config, workenv), **repo_instructions(env, workspace)}
     shell = workenv.shell if workenv is not None else None
-    return run_agent(
+    return Conversation(
         role=role,
         task=task,
         workspace=workspace,

@@ -30,7 +30,7 @@ from bot.report import (
     usage_line,
 )
 from bot.roles import FIXER, ISSUE_FIXER
-from bot.roles.fixer import repair_task
+from bot.roles.fixer import feedback_message, repair_task
 from bot.roles.issue_fixer import issue_task
 from bot.workflows.agents import (
     commit_session,
@@ -78,6 +78,7 @@ class _FixFlow(Flow):
         self.comments: list[Comment] = []
         self.fix_round = 0
         self.title = self.branch = ""
+        self.fix_check: WorkspaceFinishCheck | None = None
 
     # --- the story ----------------------------------------------------------------------
 
@@ -134,7 +135,9 @@ class _FixFlow(Flow):
     def write_fix(self, issue: Issue) -> None:
         """The IssueFixer agent; its answer is checked against the gates and the limits."""
         self._session = open_session(self.env, self.repo, f"issue-{self.number}")
-        check = WorkspaceFinishCheck(self.ws, self.base_sha, self.cfg.limits, require_test=True)
+        check = self.fix_check = WorkspaceFinishCheck(
+            self.ws, self.base_sha, self.cfg.limits, require_test=True
+        )
         try:
             agent = self.agent(
                 ISSUE_FIXER,
@@ -258,10 +261,20 @@ class _FixFlow(Flow):
     # --- helpers ----------------------------------------------------------------------------
 
     def repair(self, failing: ValidationReport) -> None:
-        """A Fixer round: show the failing stage's output, let the agent repair it."""
+        """A fix round: validation's verdict goes back to the IssueFixer's own conversation
+        (its cached prefix intact); a cold Fixer only when that cannot go on."""
         if self.stopped:
             return  # no budget left: the work is proposed as it is
         self.fix_round += 1
+        rounds = self.cfg.validation.fix_rounds
+        if self.conversation is not None and self.conversation.resumable:
+            text = feedback_message(failing, round=self.fix_round, max_rounds=rounds)
+            try:
+                self.resume(text)
+            finally:
+                if self.fix_check is not None:
+                    remove_scratch(self.ws, self.fix_check)
+            return
         task = repair_task(
             failing,
             goal=f"Fix issue #{self.number}: {self.result.summary}",

@@ -7,14 +7,16 @@ why where its users will look (fix_issue: the progress comment and a label).
 
 from __future__ import annotations
 
-from bot.agent import FinishCheck
+from collections.abc import Callable
+
+from bot.agent import Conversation, FinishCheck
 from bot.errors import AgentbotError, AgentError, LimitsExceeded
 from bot.git import Workspace
 from bot.models import AgentOutput, AgentResult, Job, JobResult, JobStatus
 from bot.ports import JobEnv
 from bot.roles import Role
 from bot.session import Session
-from bot.workflows.agents import job_budget, run_role
+from bot.workflows.agents import job_budget, role_conversation
 from bot.workflows.limits import worktree_problems
 from bot.workflows.workenv import WorkEnv, prepare_workenv
 
@@ -51,6 +53,7 @@ class Flow:
         self._session: Session | None = None
         self.workenv: WorkEnv | None = None
         self.stopped = ""
+        self.conversation: Conversation | None = None
         """Why an agent stopped before calling `finish` (its turns or budget ran out)."""
         """The prepared environment the agents' shells run in (`prepare_environment`)."""
 
@@ -78,13 +81,24 @@ class Flow:
 
         A spent budget or a broken agent ends the flow (`Stop`) through `fail`; with
         `keep_work`, a spent budget is noted in `stopped` and the partial result returned,
-        so the flow can still propose the work the agent did.
+        so the flow can still propose the work the agent did. The conversation is kept
+        in `conversation`, for `resume`.
         """
+        self.conversation = role_conversation(
+            self.env, role, task, self.ws.path, budget=self.budget, session=self.session,
+            workenv=self.workenv, finish_check=finish_check,
+        )  # fmt: skip
+        return self._converse(self.conversation.start, keep_work=keep_work)
+
+    def resume(self, text: str) -> AgentResult:
+        """Continue the last agent's conversation with `text` (validation's verdict)."""
+        assert self.conversation is not None, "no conversation to resume"
+        conversation = self.conversation
+        return self._converse(lambda: conversation.resume(text), keep_work=True)
+
+    def _converse(self, step: Callable[[], AgentResult], *, keep_work: bool) -> AgentResult:
         try:
-            result = run_role(
-                self.env, role, task, self.ws.path, budget=self.budget, session=self.session,
-                workenv=self.workenv, finish_check=finish_check,
-            )  # fmt: skip
+            result = step()
         except LimitsExceeded as exc:
             if exc.limit == "usd" and self.job.params.get(RUN_BUDGET):
                 # The cap was what a refuel run had left, not the repository's budget.
