@@ -43,6 +43,7 @@ from bot.workflows.finish_check import WorkspaceFinishCheck, remove_scratch
 from bot.workflows.flow import Flow, Stop
 from bot.workflows.limits import push_guard
 from bot.workflows.progress import Progress
+from bot.workflows.proof import ALREADY_PASSES, Proof, prove, sent_back
 from bot.workflows.pulls import publish_pull, request_review
 from bot.workflows.validate import validate
 from bot.workflows.workspace import open_workspace
@@ -79,6 +80,7 @@ class _FixFlow(Flow):
         self.fix_round = 0
         self.title = self.branch = ""
         self.fix_check: WorkspaceFinishCheck | None = None
+        self.proof: Proof | None = None
 
     # --- the story ----------------------------------------------------------------------
 
@@ -92,6 +94,7 @@ class _FixFlow(Flow):
             return self.stopped_early(issue, report)
         if not report.passed:
             return self.validation_failed(issue, report)
+        self.prove(issue)
         self.publish(issue)
         return self.open_pr(issue, draft=self.cfg.pull_request.draft)
 
@@ -195,6 +198,30 @@ class _FixFlow(Flow):
             return self.open_pr(issue, draft=True, failed=reason)
         return self.fail(reason)
 
+    def prove(self, issue: Issue) -> ValidationReport:
+        """The runner's proof of the regression test; a test that already passes on the base
+        goes back to the agent once (then validation again), and stays `unproven` after."""
+        self.proof = prove(self.ws, self.base_sha, self.workenv, clock=self.env.clock)
+        report = self.result.validation
+        assert report is not None
+        if self.proof.status != ALREADY_PASSES or self.conversation is None:
+            return report
+        if not self.conversation.resumable or self.stopped:
+            return report
+        log.info("regression test passes on the base: sent back to the agent once")
+        try:
+            self.resume(sent_back(self.proof))
+        finally:
+            if self.fix_check is not None:
+                remove_scratch(self.ws, self.fix_check)
+        if self.stopped:
+            return report
+        report = self.validate()
+        if not report.passed:
+            raise Stop(self.validation_failed(issue, report))
+        self.proof = prove(self.ws, self.base_sha, self.workenv, clock=self.env.clock)
+        return report
+
     def stop_reason(self) -> str:
         """Why the agent's work is proposed unfinished."""
         return (
@@ -240,7 +267,7 @@ class _FixFlow(Flow):
             self.repo,
             head=self.branch,
             title=self.title or f"fix: {issue.title}",
-            body=fix_pr_body(result),
+            body=fix_pr_body(result) + (f"\n{self.proof.section()}\n" if self.proof else ""),
             draft=draft,
             concerns=flagged,
         )

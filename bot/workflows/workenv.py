@@ -20,6 +20,8 @@ from bot.ports import JobEnv
 from bot.tools import ShellEnv
 from bot.validation import prepare
 from bot.validation.discovery import choose
+from bot.validation.environment import StageEnv
+from bot.validation.stage import StageSpec
 
 _LABELS = {
     "test": "full test suite",
@@ -40,6 +42,10 @@ class WorkEnv:
     """Label (`full test suite`, `one test file`, `lint`, ...) -> command."""
     problem: str = ""
     """Why setup did not complete (the agent works anyway; validation will tell)."""
+    stage_env: StageEnv | None = None
+    """Validation's environment for this workspace (the proof runs tests in it)."""
+    test: StageSpec | None = None
+    """The test stage's command and runner, as validation resolved it."""
 
     def describe(self) -> str:
         """The environment paragraph of the prompt: the commands, and what not to do."""
@@ -74,11 +80,14 @@ def prepare_workenv(env: JobEnv, repo: Path) -> WorkEnv:
         last = result.output.strip().splitlines()[-1:] if result else []
         problem = f"`{ready.setup.command}` {ready.setup.status}: {' '.join(last)[:300]}"
     commands: dict[str, str] = {}
+    test: StageSpec | None = None
     for stage in ("test", "lint", "typecheck", "format"):
         spec, _ = choose(ready.specs.get(stage, []), senv.env, senv.repo, ready.flags)
         if spec is None:
             continue
         commands[_LABELS[stage]] = spec.command
+        if stage == "test":
+            test = spec
         if stage == "test" and spec.runner in _FILE_RUNNERS:
             commands["one test file"] = f"{spec.command} <path/to/test_file>"
         elif stage == "test" and spec.runner == "go":
@@ -88,4 +97,4 @@ def prepare_workenv(env: JobEnv, repo: Path) -> WorkEnv:
         writable=(senv.cache,),
         readable=(senv.venv,) if senv.venv is not None else (),
     )
-    return WorkEnv(shell=shell, commands=commands, problem=problem)
+    return WorkEnv(shell=shell, commands=commands, problem=problem, stage_env=senv, test=test)
