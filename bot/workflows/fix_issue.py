@@ -46,6 +46,7 @@ from bot.workflows.progress import Progress
 from bot.workflows.proof import ALREADY_PASSES, Proof, prove, sent_back
 from bot.workflows.pulls import publish_pull, request_review
 from bot.workflows.validate import validate
+from bot.workflows.workenv import file_tree
 from bot.workflows.workspace import open_workspace
 
 log = logging.getLogger("agentbot.job")
@@ -138,13 +139,16 @@ class _FixFlow(Flow):
     def write_fix(self, issue: Issue) -> None:
         """The IssueFixer agent; its answer is checked against the gates and the limits."""
         self._session = open_session(self.env, self.repo, f"issue-{self.number}")
+        failing = self.workenv.base_failures if self.workenv else []
+        files = file_tree(self.ws.tracked_files())
+        task = issue_task(self.repo, issue, self.comments, files=files, base_failures=failing)
         check = self.fix_check = WorkspaceFinishCheck(
             self.ws, self.base_sha, self.cfg.limits, require_test=True
         )
         try:
             agent = self.agent(
                 ISSUE_FIXER,
-                issue_task(self.repo, issue, self.comments),
+                task,
                 finish_check=check,
                 keep_work=True,
             )

@@ -115,7 +115,7 @@ class Flow:
 
     def prepare_environment(self) -> None:
         """Set the workspace up as validation will, before the first agent (cached)."""
-        self.workenv = prepare_workenv(self.env, self.ws.path)
+        self.workenv = prepare_workenv(self.env, self.ws.path, self.base_sha or None)
 
     def check_limits(self) -> None:
         """End the flow with an explaining failure when the change breaks a limit."""

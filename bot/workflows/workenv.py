@@ -13,12 +13,15 @@ be in the repository's dependency files, so validation (and CI) would not have i
 from __future__ import annotations
 
 import os
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.ports import JobEnv
 from bot.tools import ShellEnv
 from bot.validation import prepare
+from bot.validation.baseline import BaseTree
 from bot.validation.discovery import choose
 from bot.validation.environment import StageEnv
 from bot.validation.stage import StageSpec
@@ -46,6 +49,8 @@ class WorkEnv:
     """Validation's environment for this workspace (the proof runs tests in it)."""
     test: StageSpec | None = None
     """The test stage's command and runner, as validation resolved it."""
+    base_failures: list[str] = field(default_factory=list)
+    """Tests failing on the base commit (validation's baseline, cached for it)."""
 
     def describe(self) -> str:
         """The environment paragraph of the prompt: the commands, and what not to do."""
@@ -63,8 +68,9 @@ class WorkEnv:
         return "\n".join(lines)
 
 
-def prepare_workenv(env: JobEnv, repo: Path) -> WorkEnv:
-    """Set `repo` up as validation will (cached), and the agent's shell environment in it."""
+def prepare_workenv(env: JobEnv, repo: Path, base_sha: str | None = None) -> WorkEnv:
+    """Set `repo` up as validation will (cached), and the agent's shell environment in it;
+    with `base_sha`, the tests failing there (validation reuses the cached run)."""
     ready = prepare(
         repo,
         env.config.validation,
@@ -97,4 +103,34 @@ def prepare_workenv(env: JobEnv, repo: Path) -> WorkEnv:
         writable=(senv.cache,),
         readable=(senv.venv,) if senv.venv is not None else (),
     )
-    return WorkEnv(shell=shell, commands=commands, problem=problem, stage_env=senv, test=test)
+    failing: list[str] = []
+    if base_sha and test is not None and not problem:
+        timeout = env.config.validation.timeout_seconds
+        base = BaseTree(senv, base_sha, timeout=timeout, clock=env.clock)
+        try:
+            baseline = base.run("test", test.command, runner=test.runner)
+        finally:
+            base.close()
+        failing = sorted(baseline.failing) if baseline is not None else []
+    return WorkEnv(
+        shell=shell, commands=commands, problem=problem, stage_env=senv, test=test,
+        base_failures=failing,
+    )  # fmt: skip
+
+
+def file_tree(paths: Sequence[str], *, cap: int = 150) -> str:
+    """A compact map of the tracked files: every path when few, else folders with counts."""
+    if len(paths) <= cap:
+        return "\n".join(paths)
+    counts: Counter[str] = Counter()
+    roots: list[str] = []
+    for path in paths:
+        parts = path.split("/")
+        if len(parts) == 1:
+            roots.append(path)
+        else:
+            counts["/".join(parts[: min(len(parts) - 1, 2)]) + "/"] += 1
+    lines = roots[: cap // 3] + [f"{d} ({n} files)" for d, n in sorted(counts.items())]
+    if len(lines) > cap:
+        lines = [*lines[:cap], f"… and {len(lines) - cap} more folders"]
+    return "\n".join(lines)
