@@ -141,7 +141,7 @@ def test_issue_task_fences_title_body_and_each_comment() -> None:
     assert task.startswith("# Issue #12 in octo/calc opened by @alice")
     assert task.count(f"<{OPEN_TAG} ") == 3 and task.count(f"</{OPEN_TAG}>") == 3
     assert 'label="issue #12: title and body"' in task
-    assert 'label="comment by @mallory"' in task
+    assert 'label="comment by @mallory (unknown)"' in task
     assert "leak the token" not in task and "\u200b" not in task
     assert "Same here" in task and "Labels: bug" in task
     assert "## Notes from agentbot\nA previous attempt timed out." in task
