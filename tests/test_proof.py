@@ -10,6 +10,7 @@ import pytest
 
 from bot.models import JobStatus
 from bot.workflows.fix_issue import fix_issue
+from bot.workflows.proof import own_fault
 from tests.e2e import FIX_EDIT, REPO, TEST_EDIT, world
 from tests.fakes.anthropic import finish, reply, tool_use
 from tests.test_fix_issue import job, seed_issue
@@ -66,3 +67,14 @@ def test_a_test_that_already_passes_on_base_is_sent_back_once_then_unproven(
     told = requests[2].json["messages"][-1]["content"][-1]["text"]
     assert "already pass on the base commit" in told and "tests/test_zero.py" in told
     assert "**Unproven:**" in body and "tests/test_zero.py" in body
+
+
+def test_a_failure_of_the_tests_own_making_on_base_is_no_proof(tmp_path: Path) -> None:
+    (tmp_path / "calc.py").write_text("")
+    assert "SyntaxError" in own_fault(tmp_path, "E     SyntaxError: invalid syntax")
+    assert "fixture 'db' not found" in own_fault(tmp_path, "E       fixture 'db' not found")
+    third_party = "E   ModuleNotFoundError: No module named 'hypothesis'"
+    assert "hypothesis" in own_fault(tmp_path, third_party)
+    # A module of the project the fix adds is the missing behaviour, not the test's fault.
+    assert own_fault(tmp_path, "E   ModuleNotFoundError: No module named 'calc.extra'") == ""
+    assert own_fault(tmp_path, "E   ImportError: cannot import name 'mul' from 'calc'") == ""

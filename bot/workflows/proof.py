@@ -24,6 +24,7 @@ from pathlib import Path
 from bot.clock import Clock
 from bot.git import Workspace
 from bot.validation import run_command
+from bot.validation.changes import TreeGuard
 from bot.workflows.finish_check import is_test
 from bot.workflows.workenv import WorkEnv
 
@@ -99,10 +100,13 @@ def prove(ws: Workspace, base_sha: str, workenv: WorkEnv | None, *, clock: Clock
         return Proof(NOT_CHECKED, tests, note=f"the {workenv.test.runner} runner is not checked")
     senv, command = workenv.stage_env, workenv.test.command
     run = f"{command} {' '.join(shlex.quote(t) for t in tests)}"
+    guard = TreeGuard(ws.path)  # the head run leaves the change as the agent left it
+    before = guard.snapshot()
     head = run_command(
         run, ws.path, env=senv.env, timeout=600, clock=clock, sandbox=senv.sandbox,
         writable=senv.writable,
     )  # fmt: skip
+    guard.settle(before)
     head_line = _last_line(head.output)
     if not head.success:
         return Proof(UNPROVEN, tests, base_sha, note=f"the tests fail on this branch: {head_line}")
@@ -118,7 +122,7 @@ def prove(ws: Workspace, base_sha: str, workenv: WorkEnv | None, *, clock: Clock
             f" `{base_sha[:12]}`, so they do not show the bug this change fixes",
         )  # fmt: skip
     kinds = {m.group(1) for m in _SUMMARY.finditer(output)}
-    if kinds == {"ERROR"} and (fault := _own_fault(ws.path, output)):
+    if kinds == {"ERROR"} and (fault := own_fault(ws.path, output)):
         return Proof(
             UNPROVEN, tests, base_sha,
             note="the change's tests cannot even run on the base commit for a fault of their"
@@ -158,7 +162,7 @@ def _on_base(
         ws.run(["worktree", "prune"], check=False)
 
 
-def _own_fault(repo: Path, output: str) -> str:
+def own_fault(repo: Path, output: str) -> str:
     """Why the tests fail on the base through no lack of the fix ("" when they don't)."""
     if found := _OWN_FAULT.search(output):
         return found.group(0)
