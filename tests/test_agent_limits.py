@@ -92,6 +92,7 @@ def test_right_edit_without_finish_becomes_a_draft_pr_saying_why(tmp_path: Path)
         assert "return a + b" in read_tree(w.remote, BRANCH)["calc.py"]
         comment = w.gh.comments_on(REPO, 7)[0].body
         assert "ran out of turns or budget before finishing" in comment
+        assert "Write a fix — stopped at its limit" in comment
         assert result.status == JobStatus.FAILED
 
 

@@ -1,7 +1,11 @@
 """DESIGN §8.1: a labelled issue becomes a validated pull request (or a clear comment why not).
 
-The story, one named step each: read the issue → prepare the branch → write the fix →
-validate → publish (commit, push) → open the pull request. Every write goes through
+The story, one named step each: read the issue → prepare the branch → prepare the
+environment (validation's setup, before the agent) → write the fix (its `finish` checked
+against the workspace) → validate (failures go back into the agent's own conversation) →
+prove (the change's tests fail on the base, pass on the head) → publish (commit, push) →
+open the pull request. An agent that runs out of turns or budget with a change gets that
+change validated and opened as a draft saying why. Every write goes through
 `env.github` and `env.push`, so a dry run is the same story told to recorders.
 """
 
@@ -162,6 +166,8 @@ class _FixFlow(Flow):
             self.result = self.result.model_copy(
                 update={"summary": f"**Unfinished:** {self.stop_reason()}"}
             )
+            assert self.progress is not None
+            self.progress.set(STEPS[1], "failed", "stopped at its limit", publish=False)
             return
         if output is None:
             raise Stop(self.fail(f"the agent gave no valid answer: {agent.message}"))
