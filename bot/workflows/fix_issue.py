@@ -95,7 +95,7 @@ class _FixFlow(Flow):
         self.prepare_environment()
         self.write_fix(issue)
         report = self.validate()
-        if self.stopped:
+        if self.ran_out:
             return self.stopped_early(issue, report)
         if not report.passed:
             return self.validation_failed(issue, report)
@@ -159,9 +159,9 @@ class _FixFlow(Flow):
         finally:
             remove_scratch(self.ws, check)
         output = agent.output
-        if output is None and self.stopped:
+        if output is None and self.ran_out:
             if not self.ws.has_changes():
-                raise Stop(self.fail(f"budget exhausted: {self.stopped}"))
+                raise Stop(self.fail(f"budget exhausted: {self.ran_out}"))
             self.check_limits()
             self.result = self.result.model_copy(
                 update={"summary": f"**Unfinished:** {self.stop_reason()}"}
@@ -216,7 +216,7 @@ class _FixFlow(Flow):
         assert report is not None
         if self.proof.status != ALREADY_PASSES or self.conversation is None:
             return report
-        if not self.conversation.resumable or self.stopped:
+        if not self.conversation.resumable or self.ran_out:
             return report
         log.info("regression test passes on the base: sent back to the agent once")
         try:
@@ -224,7 +224,7 @@ class _FixFlow(Flow):
         finally:
             if self.fix_check is not None:
                 remove_scratch(self.ws, self.fix_check)
-        if self.stopped:
+        if self.ran_out:
             return report
         report = self.validate()
         if not report.passed:
@@ -235,7 +235,7 @@ class _FixFlow(Flow):
     def stop_reason(self) -> str:
         """Why the agent's work is proposed unfinished."""
         return (
-            f"the agent stopped before calling `finish` ({self.stopped}); this draft holds"
+            f"the agent stopped before calling `finish` ({self.ran_out}); this draft holds"
             " the change it had made, for a person to review and complete"
         )
 
@@ -300,7 +300,7 @@ class _FixFlow(Flow):
     def repair(self, failing: ValidationReport) -> None:
         """A fix round: validation's verdict goes back to the IssueFixer's own conversation
         (its cached prefix intact); a cold Fixer only when that cannot go on."""
-        if self.stopped:
+        if self.ran_out:
             return  # no budget left: the work is proposed as it is
         self.fix_round += 1
         rounds = self.cfg.validation.fix_rounds

@@ -52,7 +52,7 @@ class Flow:
         self._ws: Workspace | None = None
         self._session: Session | None = None
         self.workenv: WorkEnv | None = None
-        self.stopped = ""
+        self.ran_out = ""
         self.conversation: Conversation | None = None
         """Why an agent stopped before calling `finish` (its turns or budget ran out)."""
         """The prepared environment the agents' shells run in (`prepare_environment`)."""
@@ -80,7 +80,7 @@ class Flow:
         """Run one agent in the workspace; usage lands in the budget, its answer in `outputs`.
 
         A spent budget or a broken agent ends the flow (`Stop`) through `fail`; with
-        `keep_work`, a spent budget is noted in `stopped` and the partial result returned,
+        `keep_work`, a spent budget is noted in `ran_out` and the partial result returned,
         so the flow can still propose the work the agent did. The conversation is kept
         in `conversation`, for `resume`.
         """
@@ -104,7 +104,7 @@ class Flow:
                 # The cap was what a refuel run had left, not the repository's budget.
                 raise Stop(self.run_budget_ended()) from exc
             if keep_work and exc.result is not None:
-                self.stopped = str(exc)
+                self.ran_out = str(exc)
                 return exc.result
             raise Stop(self.fail(f"budget exhausted: {exc}")) from exc
         except AgentError as exc:
