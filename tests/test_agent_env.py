@@ -50,6 +50,12 @@ FIX = {
     "old_str": "tinypkg.ANSWER + 1",
     "new_str": "tinypkg.ANSWER",
 }
+TEST_EDIT = {
+    "command": "str_replace",
+    "path": "tests/test_calc.py",
+    "old_str": "assert answer() == 42",
+    "new_str": "assert answer() == 42\n    assert isinstance(answer(), int)",
+}
 PROBE = "python -c \"import tinypkg; import pytest; print('deps ok', tinypkg.ANSWER)\""
 SHOW_ENV = 'echo "CI=$CI NO_COLOR=$NO_COLOR TQDM=$TQDM_DISABLE PB=$PIP_PROGRESS_BAR"'
 
@@ -159,7 +165,10 @@ def script(install: str) -> list[object]:
     return [
         reply(tool_use("bash", {"command": PROBE})),
         reply(tool_use("bash", {"command": install}), tool_use("bash", {"command": SHOW_ENV})),
-        reply(tool_use("str_replace_based_edit_tool", FIX)),
+        reply(
+            tool_use("str_replace_based_edit_tool", FIX),
+            tool_use("str_replace_based_edit_tool", TEST_EDIT),
+        ),
         reply(finish(summary="answer() returns tinypkg's answer", root_cause="an off-by-one")),
     ]
 
