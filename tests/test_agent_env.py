@@ -193,7 +193,11 @@ def test_sandboxed_agent_has_the_projects_dependencies_and_cannot_install(
 ) -> None:
     before = agentbot_dists()
     with package_index(tmp_path) as url:
-        result, requests = run_job(tmp_path, url, "pip install requests", sandboxed=True)
+        install = (
+            'pip install requests; touch "$VIRTUAL_ENV/planted";'
+            ' mkdir -p "$PYTHONPYCACHEPREFIX" && touch "$PYTHONPYCACHEPREFIX/x" && echo own-ok'
+        )
+        result, requests = run_job(tmp_path, url, install, sandboxed=True)
     assert agentbot_dists() == before
     assert result.status == JobStatus.SUCCESS, result.error  # type: ignore[attr-defined]
     system = "".join(b["text"] for b in requests[0]["system"])  # type: ignore[index]
@@ -205,6 +209,8 @@ def test_sandboxed_agent_has_the_projects_dependencies_and_cannot_install(
     assert "deps ok 42" in probe[0]
     install, shown = tool_results(requests[2])  # type: ignore[index]
     assert "Successfully installed" not in install
+    assert "Read-only file system" in install  # the venv validation trusts is not the agent's
+    assert "own-ok" in install  # its own caches are writable
     assert "CI=true NO_COLOR=1 TQDM=1 PB=off" in shown
 
 

@@ -98,11 +98,7 @@ def prepare_workenv(env: JobEnv, repo: Path, base_sha: str | None = None) -> Wor
             commands["one test file"] = f"{spec.command} <path/to/test_file>"
         elif stage == "test" and spec.runner == "go":
             commands["one package"] = "go test ./<package dir>/"
-    shell = ShellEnv(
-        env=senv.env,
-        writable=(senv.cache,),
-        readable=(senv.venv,) if senv.venv is not None else (),
-    )
+    shell = agent_shell(senv)
     failing: list[str] = []
     if base_sha and test is not None and not problem:
         timeout = env.config.validation.timeout_seconds
@@ -116,6 +112,26 @@ def prepare_workenv(env: JobEnv, repo: Path, base_sha: str | None = None) -> Wor
         shell=shell, commands=commands, problem=problem, stage_env=senv, test=test,
         base_failures=failing,
     )  # fmt: skip
+
+
+def agent_shell(senv: StageEnv) -> ShellEnv:
+    """The stage environment for the agent: what validation will trust stays read-only.
+
+    The venv, the installed node_modules and validation's tool caches are readable only
+    (a bytecode file or a tool planted there would change what validation sees without
+    showing in the diff); the agent's own caches live apart, writable.
+    """
+    own = senv.cache / "agent"
+    env = {
+        **senv.env,
+        "PYTHONPYCACHEPREFIX": str(own / "pycache"),
+        "MYPY_CACHE_DIR": str(own / "mypy"),
+        "RUFF_CACHE_DIR": str(own / "ruff"),
+    }
+    installed = [senv.repo / "node_modules"] if (senv.repo / "node_modules").is_dir() else []
+    senv.cache.mkdir(parents=True, exist_ok=True)
+    venv = [senv.venv] if senv.venv is not None and senv.venv.is_dir() else []
+    return ShellEnv(env=env, writable=(own,), readable=(senv.cache, *installed, *venv))
 
 
 def file_tree(paths: Sequence[str], *, cap: int = 150) -> str:
