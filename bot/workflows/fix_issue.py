@@ -33,8 +33,7 @@ from bot.report import (
     pr_footer,
     usage_line,
 )
-from bot.roles import FIXER, ISSUE_FIXER
-from bot.roles.fixer import feedback_message, repair_task
+from bot.roles import ISSUE_FIXER
 from bot.roles.issue_fixer import issue_task
 from bot.workflows.agents import (
     commit_session,
@@ -82,9 +81,7 @@ class _FixFlow(Flow):
         self.repo, self.number = job.repo, job.number or 0
         self.progress: Progress | None = None
         self.comments: list[Comment] = []
-        self.fix_round = 0
         self.title = self.branch = ""
-        self.fix_check: WorkspaceFinishCheck | None = None
         self.proof: Proof | None = None
 
     # --- the story ----------------------------------------------------------------------
@@ -164,7 +161,11 @@ class _FixFlow(Flow):
                 raise Stop(self.fail(f"budget exhausted: {self.ran_out}"))
             self.check_limits()
             self.result = self.result.model_copy(
-                update={"summary": f"**Unfinished:** {self.stop_reason()}"}
+                update={
+                    "summary": f"**Unfinished:** the agent stopped before calling `finish`"
+                    f" ({self.ran_out}); this draft holds the change it had made, for a"
+                    " person to review and complete"
+                }
             )
             assert self.progress is not None
             self.progress.set(STEPS[1], "failed", "stopped at its limit", publish=False)
@@ -219,11 +220,7 @@ class _FixFlow(Flow):
         if not self.conversation.resumable or self.ran_out:
             return report
         log.info("regression test passes on the base: sent back to the agent once")
-        try:
-            self.resume(sent_back(self.proof))
-        finally:
-            if self.fix_check is not None:
-                remove_scratch(self.ws, self.fix_check)
+        self.follow_up(sent_back(self.proof))
         if self.ran_out:
             return report
         report = self.validate()
@@ -231,13 +228,6 @@ class _FixFlow(Flow):
             raise Stop(self.validation_failed(issue, report))
         self.proof = prove(self.ws, self.base_sha, self.workenv, clock=self.env.clock)
         return report
-
-    def stop_reason(self) -> str:
-        """Why the agent's work is proposed unfinished."""
-        return (
-            f"the agent stopped before calling `finish` ({self.ran_out}); this draft holds"
-            " the change it had made, for a person to review and complete"
-        )
 
     def stopped_early(self, issue: Issue, report: ValidationReport) -> JobResult:
         """The agent ran out of turns or budget with a change: propose it as a draft."""
@@ -298,32 +288,8 @@ class _FixFlow(Flow):
     # --- helpers ----------------------------------------------------------------------------
 
     def repair(self, failing: ValidationReport) -> None:
-        """A fix round: validation's verdict goes back to the IssueFixer's own conversation
-        (its cached prefix intact); a cold Fixer only when that cannot go on."""
-        if self.ran_out:
-            return  # no budget left: the work is proposed as it is
-        self.fix_round += 1
-        rounds = self.cfg.validation.fix_rounds
-        if self.conversation is not None and self.conversation.resumable:
-            text = feedback_message(failing, round=self.fix_round, max_rounds=rounds)
-            try:
-                self.resume(text)
-            finally:
-                if self.fix_check is not None:
-                    remove_scratch(self.ws, self.fix_check)
-            return
-        task = repair_task(
-            failing,
-            goal=f"Fix issue #{self.number}: {self.result.summary}",
-            round=self.fix_round,
-            max_rounds=self.cfg.validation.fix_rounds,
-            files_changed=self.ws.changed_files(self.base_sha),
-        )
-        check = WorkspaceFinishCheck(self.ws, self.base_sha, self.cfg.limits, require_test=False)
-        try:
-            self.agent(FIXER, task, finish_check=check, keep_work=True)
-        finally:
-            remove_scratch(self.ws, check)
+        """A fix round (see `Flow.repair_round`)."""
+        self.repair_round(failing, goal=f"Fix issue #{self.number}: {self.result.summary}")
 
     def label(self, name: str) -> None:
         """Add a label to the issue."""

@@ -12,11 +12,13 @@ from collections.abc import Callable
 from bot.agent import Conversation, FinishCheck
 from bot.errors import AgentbotError, AgentError, LimitsExceeded
 from bot.git import Workspace
-from bot.models import AgentOutput, AgentResult, Job, JobResult, JobStatus
+from bot.models import AgentOutput, AgentResult, Job, JobResult, JobStatus, ValidationReport
 from bot.ports import JobEnv
-from bot.roles import Role
+from bot.roles import FIXER, Role
+from bot.roles.fixer import feedback_message, repair_task
 from bot.session import Session
 from bot.workflows.agents import job_budget, role_conversation
+from bot.workflows.finish_check import WorkspaceFinishCheck, remove_scratch
 from bot.workflows.limits import worktree_problems
 from bot.workflows.workenv import WorkEnv, prepare_workenv
 
@@ -54,6 +56,9 @@ class Flow:
         self.workenv: WorkEnv | None = None
         self.ran_out = ""
         self.conversation: Conversation | None = None
+        self.fix_check: WorkspaceFinishCheck | None = None
+        """The check the main agent's `finish` passes (its scratch is removed after it)."""
+        self.fix_round = 0
         """Why an agent stopped before calling `finish` (its turns or budget ran out)."""
         """The prepared environment the agents' shells run in (`prepare_environment`)."""
 
@@ -95,6 +100,35 @@ class Flow:
         assert self.conversation is not None, "no conversation to resume"
         conversation = self.conversation
         return self._converse(lambda: conversation.resume(text), keep_work=True)
+
+    def follow_up(self, text: str) -> AgentResult:
+        """`resume` with the main agent's scratch files removed after it."""
+        try:
+            return self.resume(text)
+        finally:
+            if self.fix_check is not None:
+                remove_scratch(self.ws, self.fix_check)
+
+    def repair_round(self, failing: ValidationReport, *, goal: str) -> None:
+        """A fix round: validation's verdict goes back into the last agent's conversation
+        (its cached prefix intact); a cold Fixer, told the stage, the command and the
+        output's head and tail, only when that conversation cannot go on."""
+        if self.ran_out:
+            return  # no budget left: the work is proposed as it is
+        self.fix_round += 1
+        rounds = self.cfg.validation.fix_rounds
+        if self.conversation is not None and self.conversation.resumable:
+            self.follow_up(feedback_message(failing, round=self.fix_round, max_rounds=rounds))
+            return
+        files = self.ws.changed_files(self.base_sha)
+        task = repair_task(
+            failing, goal=goal, round=self.fix_round, max_rounds=rounds, files_changed=files
+        )
+        check = WorkspaceFinishCheck(self.ws, self.base_sha, self.cfg.limits, require_test=False)
+        try:
+            self.agent(FIXER, task, finish_check=check, keep_work=True)
+        finally:
+            remove_scratch(self.ws, check)
 
     def _converse(self, step: Callable[[], AgentResult], *, keep_work: bool) -> AgentResult:
         try:
