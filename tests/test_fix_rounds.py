@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from bot.config import RepoConfig
 from bot.models import JobStatus, ValidationReport
 from bot.models.validation import CommandResult, QualityGateResult
 from bot.roles.fixer import repair_task
 from bot.workflows.fix_issue import fix_issue
-from tests.e2e import FIX_EDIT, world
+from tests.e2e import FIX_EDIT, fast_validation_yaml, world
 from tests.fakes.anthropic import finish, reply, tool_use
 from tests.fakes.gitrepo import read_tree
 from tests.test_fix_issue import BRANCH, job, seed_issue
@@ -87,3 +88,29 @@ def test_the_cold_fixer_gets_stage_command_and_head_and_tail() -> None:
     )
     assert "Validation failed: lint" in task and "Command: `ruff check .`" in task
     assert "HEAD-LINE" in task and "TAIL-LINE" in task and len(task) < 25_000
+
+
+@pytest.mark.slow
+def test_a_conversation_that_cannot_go_on_falls_back_to_a_cold_fixer(tmp_path: Path) -> None:
+    wrong = dict(FIX_EDIT, new_str="return a * b")
+    create = {"command": "create", "path": "tests/test_regression.py", "file_text": REGRESSION}
+    script = [
+        reply(tool_use(EDITOR, wrong), tool_use(EDITOR, create)),
+        reply(finish(summary="multiply")),
+        # round 1 goes back into the conversation, which ends without a valid finish
+        *[reply(finish(status="NOT-A-STATUS")) for _ in range(3)],
+        # round 2: a cold Fixer
+        reply(tool_use(EDITOR, dict(FIX_EDIT, old_str="return a * b"))),
+        reply(finish(summary="add() adds again")),
+    ]
+    cfg = RepoConfig.from_text(fast_validation_yaml().replace("fix_rounds: 1", "fix_rounds: 2"))
+    with world(tmp_path, script) as w:
+        seed_issue(w)
+        result = fix_issue(job(), w.env(cfg))
+        requests = w.llm.requests
+    assert result.status == JobStatus.SUCCESS, result.error
+    cold = requests[5].json
+    assert "You are the Fixer agent" in cold["system"][0]["text"]
+    task = cold["messages"][0]["content"][0]["text"]
+    assert "# Validation failed: test (fix round 2 of 2)" in task
+    assert "Command: `" in task and "pytest" in task and "test_one_plus_one" in task
