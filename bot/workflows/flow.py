@@ -7,6 +7,7 @@ why where its users will look (fix_issue: the progress comment and a label).
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 
 from bot.agent import Conversation, FinishCheck
@@ -17,6 +18,7 @@ from bot.ports import JobEnv
 from bot.roles import FIXER, Role
 from bot.roles.fixer import feedback_message, repair_task
 from bot.session import Session
+from bot.tdd.suite import purge_bytecode
 from bot.workflows.agents import job_budget, role_conversation
 from bot.workflows.finish_check import WorkspaceFinishCheck, remove_scratch
 from bot.workflows.limits import worktree_problems
@@ -108,6 +110,17 @@ class Flow:
         finally:
             if self.fix_check is not None:
                 remove_scratch(self.ws, self.fix_check)
+            self.drop_bytecode()
+
+    def drop_bytecode(self) -> None:
+        """Drop the workspace's cached bytecode before validation runs again: a file the
+        agent changed within the second it was compiled, to a text of the same size, looks
+        unchanged to Python, which would run the stale bytecode."""
+        purge_bytecode(self.ws.path)
+        senv = self.workenv.stage_env if self.workenv is not None else None
+        prefix = senv.env.get("PYTHONPYCACHEPREFIX") if senv is not None else None
+        if prefix:
+            shutil.rmtree(prefix, ignore_errors=True)
 
     def repair_round(self, failing: ValidationReport, *, goal: str) -> None:
         """A fix round: validation's verdict goes back into the last agent's conversation
@@ -129,6 +142,7 @@ class Flow:
             self.agent(FIXER, task, finish_check=check, keep_work=True)
         finally:
             remove_scratch(self.ws, check)
+            self.drop_bytecode()
 
     def _converse(self, step: Callable[[], AgentResult], *, keep_work: bool) -> AgentResult:
         try:
