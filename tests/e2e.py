@@ -36,6 +36,14 @@ FIX_EDIT = {
     "new_str": "return a + b",
 }
 
+TEST_EDIT = {
+    "command": "str_replace",
+    "path": "tests/test_calc.py",
+    "old_str": "assert add(2, 3) == 5",
+    "new_str": "assert add(2, 3) == 5\n    assert add(-1, 1) == 0",
+}
+"""The regression test that goes with FIX_EDIT (an OK finish needs one for a code change)."""
+
 
 def fast_validation_yaml(extra: str = "") -> str:
     """Repo config with explicit stage commands on this interpreter (no per-repo venv setup)."""

@@ -12,7 +12,7 @@ from bot.config import RepoConfig
 from bot.models import Job, JobKind, JobStatus
 from bot.report import PROGRESS_MARKER
 from bot.workflows.fix_issue import fix_issue
-from tests.e2e import FIX_EDIT, REPO, World, fast_validation_yaml, world
+from tests.e2e import FIX_EDIT, REPO, TEST_EDIT, World, fast_validation_yaml, world
 from tests.fakes.anthropic import Step, error, finish, reply, tool_use, usage
 from tests.fakes.gitrepo import branch_sha, clone_branch, commits
 
@@ -28,7 +28,11 @@ def fix_script() -> list[Step]:
             tool_use("str_replace_based_edit_tool", {"command": "view", "path": "calc.py"}),
             usage=usage(1000, 50),
         ),
-        reply(tool_use("str_replace_based_edit_tool", FIX_EDIT), usage=usage(1200, 60)),
+        reply(
+            tool_use("str_replace_based_edit_tool", FIX_EDIT),
+            tool_use("str_replace_based_edit_tool", TEST_EDIT),
+            usage=usage(1200, 60),
+        ),
         reply(
             finish(
                 summary="add() now adds",
@@ -146,7 +150,9 @@ def test_link_definitions_and_script_blocks_never_reach_the_model(tmp_path: Path
 
 
 def _limit_case(tmp_path: Path, edit: dict[str, object], yaml_extra: str = "") -> World:
-    script = [reply(tool_use("str_replace_based_edit_tool", edit)), reply(finish(summary="done"))]
+    # The model insists: two finishes rejected with the problem, the third accepted.
+    insist = [reply(finish(summary="done")) for _ in range(3)]
+    script = [reply(tool_use("str_replace_based_edit_tool", edit)), *insist]
     ctx = world(tmp_path, script)
     w = ctx.__enter__()
     w._ctx = ctx  # type: ignore[attr-defined]
@@ -155,6 +161,8 @@ def _limit_case(tmp_path: Path, edit: dict[str, object], yaml_extra: str = "") -
     assert result.status == JobStatus.FAILED
     assert w.gh.pulls(REPO) == []
     assert "agent-failed" in w.gh.labels_on(REPO, 7)
+    told = w.llm.requests[2].json["messages"][-1]["content"][0]
+    assert told["is_error"] and "breaks the repository's limits" in told["content"]
     w.result = result  # type: ignore[attr-defined]
     return w
 
@@ -194,7 +202,7 @@ def test_limits_refuse_the_change(
 def test_deleting_a_test_is_refused(tmp_path: Path) -> None:
     script = [
         reply(tool_use("bash", {"command": "git rm -q tests/test_calc.py"})),
-        reply(finish(summary="removed the failing test")),
+        *[reply(finish(summary="removed the failing test")) for _ in range(3)],
     ]
     with world(tmp_path, script) as w:
         seed_issue(w)

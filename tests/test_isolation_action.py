@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from bot.sandbox import sandbox_status
+from bot.tools.shell import SHELL_DEFAULTS
 from tests.e2e import REPO, fast_validation_yaml, world
 from tests.fakes.anthropic import FakeAnthropic, reply, tool_use
 from tests.fakes.gitrepo import clone_branch, git
@@ -99,6 +100,14 @@ def test_the_agent_reaches_no_runner_file_command_checkout_credential_or_token(
     names = {line.split("=", 1)[0] for line in sections["env"].splitlines() if "=" in line}
     allowed = {"PATH", "HOME", "LANG", "TERM", "TZ", "CI", "TMPDIR", "PWD", "SHLVL", "_"}
     allowed |= {"GIT_TERMINAL_PROMPT", "GIT_PAGER", "PAGER", "RUSTUP_HOME"}
+    # What agentbot itself sets for the project's environment (values of its own, not the
+    # runner's): quiet tools, caches under the data dir, the workspace's venv.
+    allowed |= set(SHELL_DEFAULTS) | {
+        "FORCE_COLOR", "PIP_DISABLE_PIP_VERSION_CHECK", "PIP_NO_INPUT", "UV_NO_PROGRESS",
+        "UV_PYTHON_DOWNLOADS", "HUSKY", "npm_config_audit", "npm_config_fund",
+        "npm_config_update_notifier", "MYPY_FORCE_TERMINAL_WIDTH", "PRE_COMMIT_HOME",
+        "PYTHONPYCACHEPREFIX", "MYPY_CACHE_DIR", "RUFF_CACHE_DIR", "VIRTUAL_ENV", "PYTHONPATH",
+    }  # fmt: skip
     extra = {n for n in names - allowed if not n.startswith("LC_")}
     from bot.secrets import inheritable
 

@@ -20,7 +20,7 @@ from bot.config import RepoConfig
 from bot.models import Job, JobKind, JobStatus
 from bot.sandbox import Sandbox, SandboxPolicy, sandbox_status
 from bot.workflows.fix_issue import fix_issue
-from tests.e2e import FIX_EDIT, REPO, World, fast_validation_yaml, world
+from tests.e2e import FIX_EDIT, REPO, TEST_EDIT, World, fast_validation_yaml, world
 from tests.fakes.anthropic import Step, finish, reply, tool_use
 from tests.fakes.github import DEFAULT_TOKEN
 from tests.fakes.gitrepo import commits, read_tree
@@ -114,7 +114,7 @@ def plants(marker: Path, bot_home: Path, sleeper: int) -> str:
 def fix_steps(*first: Step) -> list[Step]:
     return [
         *first,
-        reply(tool_use(EDITOR, FIX_EDIT)),
+        reply(tool_use(EDITOR, FIX_EDIT), tool_use(EDITOR, TEST_EDIT)),
         reply(finish(summary="add() now adds", root_cause="it subtracted")),
     ]
 

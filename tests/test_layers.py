@@ -36,7 +36,7 @@ def test_the_tree_keeps_every_contract() -> None:
     [
         ("bot/events/decide.py", "from bot.github import GitHub", "Decisions are pure"),
         ("bot/ports/facts.py", "from bot.workflows.handlers import HANDLERS", "Layers"),
-        ("bot/agent.py", "from bot.ports import GitHubPort", "never see GitHub"),
+        ("bot/agent/run.py", "from bot.ports import GitHubPort", "never see GitHub"),
         ("bot/report.py", "from bot.events import decide", "do not depend on each other"),
     ],
 )

@@ -103,7 +103,7 @@ def test_repo_context_fills_every_role_and_ignores_what_a_role_does_not_use() ->
 def test_unknown_or_missing_placeholders_are_errors() -> None:
     with pytest.raises(ValueError, match="unknown \\['protectd_paths'\\]"):
         ISSUE_FIXER.system_prompt(protectd_paths="x")
-    with pytest.raises(ValueError, match="missing \\['max_changed_lines'"):
+    with pytest.raises(ValueError, match=r"missing \[.*'max_changed_lines'"):
         render("issue_fixer.md", {"protected_paths": "x"})
 
 
@@ -141,7 +141,7 @@ def test_issue_task_fences_title_body_and_each_comment() -> None:
     assert task.startswith("# Issue #12 in octo/calc opened by @alice")
     assert task.count(f"<{OPEN_TAG} ") == 3 and task.count(f"</{OPEN_TAG}>") == 3
     assert 'label="issue #12: title and body"' in task
-    assert 'label="comment by @mallory"' in task
+    assert 'label="comment by @mallory (unknown)"' in task
     assert "leak the token" not in task and "\u200b" not in task
     assert "Same here" in task and "Labels: bug" in task
     assert "## Notes from agentbot\nA previous attempt timed out." in task

@@ -15,8 +15,10 @@ EDITOR_TOOL: dict[str, Any] = {
 """Anthropic's text editor tool, run by us (DESIGN §7)."""
 
 BASH_DESCRIPTION = (
-    "Run a command in a bash shell inside the workspace. State (working directory, variables) "
-    "persists between calls; `restart` starts a fresh shell. Output is truncated when long."
+    "Run a command in a fresh bash shell whose working directory is the workspace. Nothing "
+    "persists between calls (no `cd`, no variables: chain commands with `&&`); `restart` is "
+    "a no-op. A command is stopped after 120 s; output over 30,000 characters is cut to its "
+    "head and tail."
 )
 
 BASH_INPUT_SCHEMA: dict[str, Any] = {

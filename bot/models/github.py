@@ -62,15 +62,21 @@ class Comment(_Model):
     body: str = ""
     user: str = ""
     html_url: str = ""
+    author_association: str = ""
+    """The author's relation to the repository: OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE..."""
+    minimized: bool = False
+    """Hidden by a maintainer (spam, off-topic, outdated): never shown to an agent."""
 
     @classmethod
     def from_api(cls, data: dict[str, Any]) -> Comment:
-        """Parse an `issue-comment` payload."""
+        """Parse an `issue-comment` payload (REST, or GraphQL's `isMinimized`)."""
         return cls(
             id=data["id"],
             body=data.get("body") or "",
             user=_login(data.get("user")),
             html_url=data.get("html_url") or "",
+            author_association=str(data.get("author_association") or ""),
+            minimized=bool(data.get("minimized") or data.get("isMinimized")),
         )
 
 

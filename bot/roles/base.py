@@ -20,13 +20,29 @@ from bot.tools import BASH_TOOL, EDITOR_TOOL
 WORKSPACE_TOOLS: tuple[str, ...] = (BASH_TOOL["name"], EDITOR_TOOL["name"])
 """bash and the text editor: what the code-writing roles use."""
 
-PROMPT_CONTEXT_KEYS = frozenset({"protected_paths", "max_changed_lines", "validation_commands"})
+PROMPT_CONTEXT_KEYS = frozenset(
+    {
+        "protected_paths",
+        "max_changed_lines",
+        "validation_commands",
+        "environment",
+        "bash_timeout",
+        "output_cap",
+    }
+)
 """Per-repository facts any role prompt may use; see `repo_context`."""
 
 DEFAULT_CONTEXT: tuple[tuple[str, str], ...] = (
     ("protected_paths", "`.github/workflows/**`"),
     ("max_changed_lines", "200"),
     ("validation_commands", "the project's usual format, lint, type-check and test commands"),
+    (
+        "environment",
+        "Use the project's own commands to run its tests and checks. Do not install packages"
+        " into the system.",
+    ),
+    ("bash_timeout", "120"),
+    ("output_cap", "30,000"),
 )
 """What the prompts say when the caller gives no repository facts."""
 
@@ -107,9 +123,13 @@ def repo_context(
     protected_paths: Sequence[str] = (),
     max_changed_lines: int | None = None,
     validation_commands: Sequence[str] = (),
+    environment: str = "",
 ) -> dict[str, str]:
-    """Prompt context from a repository's settings (`limits`, the validation commands)."""
+    """Prompt context from a repository's settings (`limits`, the validation commands) and
+    the prepared environment's description."""
     context: dict[str, str] = {}
+    if environment:
+        context["environment"] = environment
     if protected_paths:
         context["protected_paths"] = inline_list(protected_paths)
     if max_changed_lines is not None:

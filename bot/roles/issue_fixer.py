@@ -18,12 +18,50 @@ ROLE = Role(
 )
 
 
+BODY_CAP = 20_000
+"""Characters of the issue body the agent sees (head and tail): a pasted log would
+otherwise cost its size on every turn."""
+COMMENT_CAP = 6_000
+COMMENTS_CAP = 30_000
+"""Characters of all comments together; past it the oldest after the first are left out."""
+
+
 @dataclass(frozen=True)
 class IssueComment:
     """One comment on the issue, as the agent sees it."""
 
     author: str
     body: str
+    association: str = ""
+    """The author's relation to the repository (OWNER, MEMBER, CONTRIBUTOR, NONE...)."""
+
+
+def capped(text: str, cap: int, what: str) -> str:
+    """`text` within `cap` characters, head and tail kept, with a note saying so."""
+    if len(text) <= cap:
+        return text
+    half = cap // 2
+    cut = len(text) - 2 * half
+    note = (
+        f"\n\n[agentbot: {cut:,} of this {what}'s {len(text):,} characters were cut from the"
+        " middle; the head and the tail are kept]\n\n"
+    )
+    return text[:half] + note + text[-half:]
+
+
+def _kept(comments: Sequence[IssueComment]) -> tuple[list[IssueComment], int]:
+    """The comments that fit COMMENTS_CAP (the first and the newest), and how many did not."""
+    sizes = [min(len(c.body), COMMENT_CAP) for c in comments]
+    if sum(sizes) <= COMMENTS_CAP:
+        return list(comments), 0
+    keep = {0}
+    total = sizes[0]
+    for i in range(len(comments) - 1, 0, -1):
+        if total + sizes[i] > COMMENTS_CAP:
+            break
+        keep.add(i)
+        total += sizes[i]
+    return [c for i, c in enumerate(comments) if i in keep], len(comments) - len(keep)
 
 
 def build_task(
@@ -36,13 +74,18 @@ def build_task(
     labels: Sequence[str] = (),
     comments: Sequence[IssueComment] = (),
     notes: str = "",
+    files: str = "",
+    base_failures: Sequence[str] = (),
 ) -> str:
-    """The first user message: the issue and its comments, each fenced as untrusted data.
+    """The first user message: the issue and its comments, each fenced as untrusted data
+    and capped (head and tail), then the repository's map and its known failures.
 
     `notes` is trusted text from agentbot itself (a previous attempt's failure, the
-    validation baseline) and is not fenced.
+    validation baseline) and is not fenced; `files` the compact file tree;
+    `base_failures` the tests that already fail on the base commit.
     """
-    issue_text = f"Title: {title}\n\n{body.strip() or '(no description)'}"
+    text = capped(body.strip(), BODY_CAP, "issue body") or "(no description)"
+    issue_text = f"Title: {title}\n\n{text}"
     by = f" opened by @{author}" if author else ""
     parts = [
         f"# Issue #{number} in {repo}{by}",
@@ -50,25 +93,54 @@ def build_task(
         fence(issue_text, label=f"issue #{number}: title and body"),
     ]
     if comments:
+        kept, left_out = _kept(comments)
         parts.append(f"## Comments ({len(comments)}, oldest first)")
-        parts += [fence(c.body, label=f"comment by @{c.author}") for c in comments]
+        if left_out:
+            parts.append(f"[agentbot: {left_out} comment(s) in the middle left out for length]")
+        parts += [
+            fence(
+                capped(c.body, COMMENT_CAP, "comment"),
+                label=f"comment by @{c.author} ({(c.association or 'unknown').lower()})",
+            )
+            for c in kept
+        ]
+    if files.strip():
+        parts.append(f"## Repository files (at the base commit)\n{files.strip()}")
+    if base_failures:
+        listed = "\n".join(f"- `{t}`" for t in base_failures[:30])
+        more = f"\n- … and {len(base_failures) - 30} more" if len(base_failures) > 30 else ""
+        parts.append(
+            "## Tests already failing on the base commit\nThese fail before your change;"
+            " they are not yours to fix unless the issue is about them, and validation does"
+            f" not count them against you.\n{listed}{more}"
+        )
     if notes.strip():
         parts.append(f"## Notes from agentbot\n{notes.strip()}")
     parts.append(
         "## Your task\n"
         f"Fix issue #{number} with the smallest correct change and a regression test, then"
-        " call `finish`. If the issue does not say enough to know the expected behaviour,"
-        " finish with NEEDS_INFO and your question."
+        " call `finish`. Only if the issue cannot be understood (the expected behaviour"
+        " cannot be told from it and the code), finish with NEEDS_INFO and your question."
     )
     return "\n\n".join(parts)
 
 
-def issue_task(repo: str, issue: Issue, comments: Sequence[Comment]) -> str:
-    """`build_task` for an issue as GitHub returns it: people's comments only (not bots')."""
+def issue_task(
+    repo: str,
+    issue: Issue,
+    comments: Sequence[Comment],
+    *,
+    files: str = "",
+    base_failures: Sequence[str] = (),
+) -> str:
+    """`build_task` for an issue as GitHub returns it: people's comments only (not bots',
+    not those a maintainer hid)."""
     human = [
-        IssueComment(author=c.user, body=c.body)
+        IssueComment(author=c.user, body=c.body, association=c.author_association)
         for c in comments
-        if not c.body.startswith("<!-- agentbot") and not c.user.endswith("[bot]")
+        if not c.body.startswith("<!-- agentbot")
+        and not c.user.endswith("[bot]")
+        and not c.minimized
     ]
     return build_task(
         repo=repo,
@@ -78,4 +150,6 @@ def issue_task(repo: str, issue: Issue, comments: Sequence[Comment]) -> str:
         author=issue.user,
         labels=issue.labels,
         comments=human,
+        files=files,
+        base_failures=base_failures,
     )

@@ -27,7 +27,7 @@ from bot.tools.schemas import (
     TOOL_DEFINITIONS,
     tool_definitions,
 )
-from bot.tools.shell import SHELL_DEFAULTS, format_run, run_bash
+from bot.tools.shell import SHELL_DEFAULTS, ShellEnv, format_run, run_bash
 
 __all__ = [
     "BASH_TOOL",
@@ -35,6 +35,7 @@ __all__ = [
     "FINISH_NAME",
     "FINISH_TOOL",
     "TOOL_DEFINITIONS",
+    "ShellEnv",
     "ToolOutcome",
     "Toolbox",
     "cap_text",
@@ -53,14 +54,18 @@ class Toolbox:
         output_cap: int = 30_000,
         env: Mapping[str, str] | None = None,
         sandbox: Sandbox | None = None,
+        shell: ShellEnv | None = None,
     ) -> None:
         """`env` is the base environment for bash (default: this process's), allowlisted;
-        with `sandbox` (the job's) every command runs in it."""
+        `shell` a prepared one (the project's environment) used instead; with `sandbox`
+        (the job's) every command runs in it."""
         self.workspace = workspace.resolve()
         self.sandbox = sandbox
         self.bash_timeout = bash_timeout
         self.output_cap = output_cap
-        self.env = {**agent_env(os.environ if env is None else env), **SHELL_DEFAULTS}
+        self.shell = shell or ShellEnv({})
+        base = shell.env if shell is not None else agent_env(os.environ if env is None else env)
+        self.env = {**base, **SHELL_DEFAULTS}
         self.files_modified: set[Path] = set()
         self.editor = Editor(self.workspace, output_cap=output_cap)
         self.changes = ChangeTracker(self.workspace)
@@ -98,6 +103,8 @@ class Toolbox:
             timeout=self.bash_timeout,
             cap=self.output_cap,
             sandbox=self.sandbox,
+            writable=self.shell.writable,
+            readable=self.shell.readable,
         )
         self.files_modified |= ChangeTracker.changed(before, self.changes.snapshot())
         return ToolOutcome(format_run(run, self.bash_timeout), is_error=run.timed_out)

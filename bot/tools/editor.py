@@ -9,6 +9,7 @@ under `.git` can be changed (a symlink into it neither), as in the sandbox.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,25 @@ COMMANDS = ("view", "create", "str_replace", "insert")
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".tox"})
 MAX_LISTING = 1_000
 SNIPPET_LINES = 4
+
+
+VIEW_LINES = 400
+"""Lines a `view` without `view_range` shows of a long file."""
+
+
+def _syntax_warning(path: Path, shown: str) -> str:
+    """A note when an edited Python file no longer parses (the edit is kept)."""
+    try:
+        ast.parse(path.read_bytes(), filename=shown)
+    except SyntaxError as exc:
+        where = f"line {exc.lineno}" if exc.lineno else "somewhere"
+        return (
+            f"\n\nWarning: {shown} no longer parses: {exc.msg} ({where}). The edit was made;"
+            " fix the syntax before you go on."
+        )
+    except (OSError, ValueError):
+        return ""
+    return ""
 
 
 def _numbered(lines: list[str], first: int) -> str:
@@ -87,6 +107,8 @@ class Editor:
             raise ToolError(f"{self.show(path)} is not UTF-8 text; use bash to edit it") from exc
         except OSError as exc:
             raise ToolError(f"{self.show(path)}: {exc.strerror or exc}") from exc
+        if changed and path.suffix == ".py":
+            text += _syntax_warning(path, self.show(path))
         return ToolOutcome(text), path.relative_to(self.root) if changed else None
 
     # --- reading and writing ------------------------------------------------------------
@@ -131,6 +153,12 @@ class Editor:
         first, last = 1, len(lines)
         if view_range is not None:
             first, last = self._range(view_range, len(lines))
+        elif len(lines) > VIEW_LINES:
+            body = _numbered(lines[:VIEW_LINES], 1)
+            return body + (
+                f"\n[... showing lines 1-{VIEW_LINES} of {len(lines)}; use view_range for the"
+                " rest, or grep -n to find what you need ...]"
+            ), False
         body = _numbered(lines[first - 1 : last], first)
         if len(body) > self.output_cap:
             body = body[: self.output_cap].rsplit("\n", 1)[0]

@@ -20,7 +20,7 @@ import os
 import signal
 import subprocess
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -32,10 +32,30 @@ SHELL_DEFAULTS: dict[str, str] = {
     "GIT_TERMINAL_PROMPT": "0",  # a git prompt would hang until the timeout
     "GIT_PAGER": "cat",
     "PAGER": "cat",
+    # Plain, quiet output: progress bars and colour codes waste the model's context.
+    "CI": "true",
+    "NO_COLOR": "1",
+    "TQDM_DISABLE": "1",
+    "PIP_PROGRESS_BAR": "off",
+    # pip installs into the project's venv or nowhere: never into a system interpreter.
+    "PIP_REQUIRE_VIRTUALENV": "1",
 }
-"""Set for every command so nothing waits for a terminal."""
+"""Set for every command so nothing waits for a terminal or draws for one."""
 
 _CHUNK = 65_536
+
+
+@dataclass(frozen=True)
+class ShellEnv:
+    """A prepared environment for the agent's shell (the project's venv, its caches).
+
+    `env` is used as given (it is already allowlisted, with the project's tools first on
+    PATH); `writable` and `readable` are what the sandbox adds to the workspace.
+    """
+
+    env: Mapping[str, str]
+    writable: tuple[Path, ...] = ()
+    readable: tuple[Path, ...] = ()
 
 
 class _Capture:
@@ -97,16 +117,19 @@ def run_bash(
     timeout: float,
     cap: int,
     sandbox: Sandbox | None = None,
+    writable: Sequence[Path] = (),
+    readable: Sequence[Path] = (),
 ) -> BashRun:
-    """Run `bash -c command` in `cwd` (in `sandbox`, with `cwd` writable); kill its process
-    group on timeout and on return."""
+    """Run `bash -c command` in `cwd` (in `sandbox`, with `cwd` and `writable` writable and
+    `readable` visible); kill its process group on timeout and on return."""
     argv = ["bash", "-c", command]
     if sandbox is not None:
         proc = sandbox.popen(
             argv,
             cwd=cwd,
             env=env,
-            writable=[cwd],
+            writable=[cwd, *writable],
+            readable=readable,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
         )

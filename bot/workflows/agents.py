@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from bot import treefs
-from bot.agent import run_agent
+from bot.agent import Conversation, FinishCheck
 from bot.config import RepoConfig
 from bot.cost import BudgetTracker
 from bot.errors import GitError
@@ -27,7 +27,9 @@ from bot.roles import Role
 from bot.roles import repo_context as _role_context
 from bot.roles.base import INSTRUCTIONS_KEY
 from bot.session import Session
+from bot.tools import Toolbox
 from bot.workflows.limits import AGENTS_WORK
+from bot.workflows.workenv import WorkEnv
 
 log = logging.getLogger("agentbot.job")
 
@@ -45,14 +47,18 @@ def job_budget(env: JobEnv, role: str) -> BudgetTracker:
     )
 
 
-def repo_context(cfg: RepoConfig) -> dict[str, str]:
-    """Prompt placeholders from the repository's config: limits and the commands it set."""
+def repo_context(cfg: RepoConfig, workenv: WorkEnv | None = None) -> dict[str, str]:
+    """Prompt placeholders from the repository's config (limits, the commands it set) and,
+    once prepared, the agent's environment with the commands validation resolved."""
     v = cfg.validation
     commands = [c for c in (v.format, v.lint, v.typecheck, v.test) if c and c != "default"]
+    if workenv is not None and workenv.commands:
+        commands = list(dict.fromkeys(c for k, c in workenv.commands.items() if "<" not in c))
     return _role_context(
         protected_paths=cfg.limits.protected_paths,
         max_changed_lines=cfg.limits.max_changed_lines,
         validation_commands=commands,
+        environment=workenv.describe() if workenv is not None else "",
     )
 
 
@@ -70,10 +76,32 @@ def run_role(
     *,
     budget: BudgetTracker,
     session: Session,
+    workenv: WorkEnv | None = None,
+    finish_check: FinishCheck | None = None,
 ) -> AgentResult:
-    """Run one agent of the job in `workspace`; its spending lands in the job's budget."""
-    context = {**repo_context(env.config), **repo_instructions(env, workspace)}
-    return run_agent(
+    """Run one agent of the job in `workspace` (its shell in `workenv` when prepared); its
+    spending lands in the job's budget."""
+    return role_conversation(
+        env, role, task, workspace, budget=budget, session=session, workenv=workenv,
+        finish_check=finish_check,
+    ).start()  # fmt: skip
+
+
+def role_conversation(
+    env: JobEnv,
+    role: Role,
+    task: str,
+    workspace: Path,
+    *,
+    budget: BudgetTracker,
+    session: Session,
+    workenv: WorkEnv | None = None,
+    finish_check: FinishCheck | None = None,
+) -> Conversation:
+    """The conversation `run_role` runs, for a workflow that continues it after `finish`."""
+    context = {**repo_context(env.config, workenv), **repo_instructions(env, workspace)}
+    shell = workenv.shell if workenv is not None else None
+    return Conversation(
         role=role,
         task=task,
         workspace=workspace,
@@ -82,7 +110,8 @@ def run_role(
         clock=env.clock,
         session=session,
         context=context,
-        sandbox=env.sandbox,
+        toolbox=Toolbox(workspace, sandbox=env.sandbox, shell=shell),
+        finish_check=finish_check,
     )
 
 

@@ -1,7 +1,11 @@
 """DESIGN §8.1: a labelled issue becomes a validated pull request (or a clear comment why not).
 
-The story, one named step each: read the issue → prepare the branch → write the fix →
-validate → publish (commit, push) → open the pull request. Every write goes through
+The story, one named step each: read the issue → prepare the branch → prepare the
+environment (validation's setup, before the agent) → write the fix (its `finish` checked
+against the workspace) → validate (failures go back into the agent's own conversation) →
+prove (the change's tests fail on the base, pass on the head) → publish (commit, push) →
+open the pull request. An agent that runs out of turns or budget with a change gets that
+change validated and opened as a draft saying why. Every write goes through
 `env.github` and `env.push`, so a dry run is the same story told to recorders.
 """
 
@@ -29,8 +33,7 @@ from bot.report import (
     pr_footer,
     usage_line,
 )
-from bot.roles import FIXER, ISSUE_FIXER
-from bot.roles.fixer import repair_task
+from bot.roles import ISSUE_FIXER
 from bot.roles.issue_fixer import issue_task
 from bot.workflows.agents import (
     commit_session,
@@ -39,11 +42,14 @@ from bot.workflows.agents import (
     unmet,
     wants_review,
 )
+from bot.workflows.finish_check import WorkspaceFinishCheck, remove_scratch
 from bot.workflows.flow import Flow, Stop
 from bot.workflows.limits import push_guard
 from bot.workflows.progress import Progress
+from bot.workflows.proof import ALREADY_PASSES, Proof, prove, sent_back
 from bot.workflows.pulls import publish_pull, request_review
 from bot.workflows.validate import validate
+from bot.workflows.workenv import file_tree
 from bot.workflows.workspace import open_workspace
 
 log = logging.getLogger("agentbot.job")
@@ -75,18 +81,22 @@ class _FixFlow(Flow):
         self.repo, self.number = job.repo, job.number or 0
         self.progress: Progress | None = None
         self.comments: list[Comment] = []
-        self.fix_round = 0
         self.title = self.branch = ""
+        self.proof: Proof | None = None
 
     # --- the story ----------------------------------------------------------------------
 
     def run(self) -> JobResult:
         issue = self.read_issue()
         self.prepare_branch()
+        self.prepare_environment()
         self.write_fix(issue)
         report = self.validate()
+        if self.ran_out:
+            return self.stopped_early(issue, report)
         if not report.passed:
             return self.validation_failed(issue, report)
+        self.prove(issue)
         self.publish(issue)
         return self.open_pr(issue, draft=self.cfg.pull_request.draft)
 
@@ -130,8 +140,36 @@ class _FixFlow(Flow):
     def write_fix(self, issue: Issue) -> None:
         """The IssueFixer agent; its answer is checked against the gates and the limits."""
         self._session = open_session(self.env, self.repo, f"issue-{self.number}")
-        agent = self.agent(ISSUE_FIXER, issue_task(self.repo, issue, self.comments))
+        failing = self.workenv.base_failures if self.workenv else []
+        files = file_tree(self.ws.tracked_files())
+        task = issue_task(self.repo, issue, self.comments, files=files, base_failures=failing)
+        check = self.fix_check = WorkspaceFinishCheck(
+            self.ws, self.base_sha, self.cfg.limits, require_test=True
+        )
+        try:
+            agent = self.agent(
+                ISSUE_FIXER,
+                task,
+                finish_check=check,
+                keep_work=True,
+            )
+        finally:
+            remove_scratch(self.ws, check)
         output = agent.output
+        if output is None and self.ran_out:
+            if not self.ws.has_changes():
+                raise Stop(self.fail(f"budget exhausted: {self.ran_out}"))
+            self.check_limits()
+            self.result = self.result.model_copy(
+                update={
+                    "summary": f"**Unfinished:** the agent stopped before calling `finish`"
+                    f" ({self.ran_out}); this draft holds the change it had made, for a"
+                    " person to review and complete"
+                }
+            )
+            assert self.progress is not None
+            self.progress.set(STEPS[1], "failed", "stopped at its limit", publish=False)
+            return
         if output is None:
             raise Stop(self.fail(f"the agent gave no valid answer: {agent.message}"))
         self.result = self.result.model_copy(
@@ -171,6 +209,35 @@ class _FixFlow(Flow):
             return self.open_pr(issue, draft=True, failed=reason)
         return self.fail(reason)
 
+    def prove(self, issue: Issue) -> ValidationReport:
+        """The runner's proof of the regression test; a test that already passes on the base
+        goes back to the agent once (then validation again), and stays `unproven` after."""
+        self.proof = prove(self.ws, self.base_sha, self.workenv, clock=self.env.clock)
+        report = self.result.validation
+        assert report is not None
+        if self.proof.status != ALREADY_PASSES or self.conversation is None:
+            return report
+        if not self.conversation.resumable or self.ran_out:
+            return report
+        log.info("regression test passes on the base: sent back to the agent once")
+        self.follow_up(sent_back(self.proof))
+        if self.ran_out:
+            return report
+        report = self.validate()
+        if not report.passed:
+            raise Stop(self.validation_failed(issue, report))
+        self.proof = prove(self.ws, self.base_sha, self.workenv, clock=self.env.clock)
+        return report
+
+    def stopped_early(self, issue: Issue, report: ValidationReport) -> JobResult:
+        """The agent ran out of turns or budget with a change: propose it as a draft."""
+        reason = "the agent ran out of turns or budget before finishing"
+        if not report.passed:
+            gate = report.failing_gate
+            reason += f", and validation failed at the {gate.gate_name if gate else 'test'} stage"
+        self.publish(issue)
+        return self.open_pr(issue, draft=True, failed=reason)
+
     def publish(self, issue: Issue) -> None:
         """One conventional commit with `Fixes #N` (and the session, if asked), pushed."""
         message = fix_commit_message(
@@ -200,7 +267,7 @@ class _FixFlow(Flow):
             self.repo,
             head=self.branch,
             title=self.title or f"fix: {issue.title}",
-            body=fix_pr_body(result),
+            body=fix_pr_body(result) + (f"\n{self.proof.section()}\n" if self.proof else ""),
             draft=draft,
             concerns=flagged,
         )
@@ -221,16 +288,8 @@ class _FixFlow(Flow):
     # --- helpers ----------------------------------------------------------------------------
 
     def repair(self, failing: ValidationReport) -> None:
-        """A Fixer round: show the failing stage's output, let the agent repair it."""
-        self.fix_round += 1
-        task = repair_task(
-            failing,
-            goal=f"Fix issue #{self.number}: {self.result.summary}",
-            round=self.fix_round,
-            max_rounds=self.cfg.validation.fix_rounds,
-            files_changed=self.ws.changed_files(self.base_sha),
-        )
-        self.agent(FIXER, task)
+        """A fix round (see `Flow.repair_round`)."""
+        self.repair_round(failing, goal=f"Fix issue #{self.number}: {self.result.summary}")
 
     def label(self, name: str) -> None:
         """Add a label to the issue."""

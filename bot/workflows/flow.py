@@ -7,14 +7,22 @@ why where its users will look (fix_issue: the progress comment and a label).
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Callable
+
+from bot.agent import Conversation, FinishCheck
 from bot.errors import AgentbotError, AgentError, LimitsExceeded
 from bot.git import Workspace
-from bot.models import AgentOutput, AgentResult, Job, JobResult, JobStatus
+from bot.models import AgentOutput, AgentResult, Job, JobResult, JobStatus, ValidationReport
 from bot.ports import JobEnv
-from bot.roles import Role
+from bot.roles import FIXER, Role
+from bot.roles.fixer import feedback_message, repair_task
 from bot.session import Session
-from bot.workflows.agents import job_budget, run_role
+from bot.tdd.suite import purge_bytecode
+from bot.workflows.agents import job_budget, role_conversation
+from bot.workflows.finish_check import WorkspaceFinishCheck, remove_scratch
 from bot.workflows.limits import worktree_problems
+from bot.workflows.workenv import WorkEnv, prepare_workenv
 
 RUN_BUDGET = "run_budget_usd"
 """Job param a refuel run sets when what it has left, not `budget.max_usd_per_job`, caps a job."""
@@ -47,6 +55,14 @@ class Flow:
         self.base_sha = ""
         self._ws: Workspace | None = None
         self._session: Session | None = None
+        self.workenv: WorkEnv | None = None
+        self.ran_out = ""
+        self.conversation: Conversation | None = None
+        self.fix_check: WorkspaceFinishCheck | None = None
+        """The check the main agent's `finish` passes (its scratch is removed after it)."""
+        self.fix_round = 0
+        """Why an agent stopped before calling `finish` (its turns or budget ran out)."""
+        """The prepared environment the agents' shells run in (`prepare_environment`)."""
 
     @property
     def ws(self) -> Workspace:
@@ -60,25 +76,94 @@ class Flow:
         assert self._session is not None, "no session yet"
         return self._session
 
-    def agent(self, role: Role, task: str) -> AgentResult:
+    def agent(
+        self,
+        role: Role,
+        task: str,
+        *,
+        finish_check: FinishCheck | None = None,
+        keep_work: bool = False,
+    ) -> AgentResult:
         """Run one agent in the workspace; usage lands in the budget, its answer in `outputs`.
 
-        A spent budget or a broken agent ends the flow (`Stop`) through `fail`.
+        A spent budget or a broken agent ends the flow (`Stop`) through `fail`; with
+        `keep_work`, a spent budget is noted in `ran_out` and the partial result returned,
+        so the flow can still propose the work the agent did. The conversation is kept
+        in `conversation`, for `resume`.
         """
+        self.conversation = role_conversation(
+            self.env, role, task, self.ws.path, budget=self.budget, session=self.session,
+            workenv=self.workenv, finish_check=finish_check,
+        )  # fmt: skip
+        return self._converse(self.conversation.start, keep_work=keep_work)
+
+    def resume(self, text: str) -> AgentResult:
+        """Continue the last agent's conversation with `text` (validation's verdict)."""
+        assert self.conversation is not None, "no conversation to resume"
+        conversation = self.conversation
+        return self._converse(lambda: conversation.resume(text), keep_work=True)
+
+    def follow_up(self, text: str) -> AgentResult:
+        """`resume` with the main agent's scratch files removed after it."""
         try:
-            result = run_role(
-                self.env, role, task, self.ws.path, budget=self.budget, session=self.session
-            )
+            return self.resume(text)
+        finally:
+            if self.fix_check is not None:
+                remove_scratch(self.ws, self.fix_check)
+            self.drop_bytecode()
+
+    def drop_bytecode(self) -> None:
+        """Drop the workspace's cached bytecode before validation runs again: a file the
+        agent changed within the second it was compiled, to a text of the same size, looks
+        unchanged to Python, which would run the stale bytecode."""
+        purge_bytecode(self.ws.path)
+        senv = self.workenv.stage_env if self.workenv is not None else None
+        prefix = senv.env.get("PYTHONPYCACHEPREFIX") if senv is not None else None
+        if prefix:
+            shutil.rmtree(prefix, ignore_errors=True)
+
+    def repair_round(self, failing: ValidationReport, *, goal: str) -> None:
+        """A fix round: validation's verdict goes back into the last agent's conversation
+        (its cached prefix intact); a cold Fixer, told the stage, the command and the
+        output's head and tail, only when that conversation cannot go on."""
+        if self.ran_out:
+            return  # no budget left: the work is proposed as it is
+        self.fix_round += 1
+        rounds = self.cfg.validation.fix_rounds
+        if self.conversation is not None and self.conversation.resumable:
+            self.follow_up(feedback_message(failing, round=self.fix_round, max_rounds=rounds))
+            return
+        files = self.ws.changed_files(self.base_sha)
+        task = repair_task(
+            failing, goal=goal, round=self.fix_round, max_rounds=rounds, files_changed=files
+        )
+        check = WorkspaceFinishCheck(self.ws, self.base_sha, self.cfg.limits, require_test=False)
+        try:
+            self.agent(FIXER, task, finish_check=check, keep_work=True)
+        finally:
+            remove_scratch(self.ws, check)
+            self.drop_bytecode()
+
+    def _converse(self, step: Callable[[], AgentResult], *, keep_work: bool) -> AgentResult:
+        try:
+            result = step()
         except LimitsExceeded as exc:
             if exc.limit == "usd" and self.job.params.get(RUN_BUDGET):
                 # The cap was what a refuel run had left, not the repository's budget.
                 raise Stop(self.run_budget_ended()) from exc
+            if keep_work and exc.result is not None:
+                self.ran_out = str(exc)
+                return exc.result
             raise Stop(self.fail(f"budget exhausted: {exc}")) from exc
         except AgentError as exc:
             raise Stop(self.fail(f"the agent failed: {exc}")) from exc
         if result.output is not None:
             self.outputs.append(result.output)
         return result
+
+    def prepare_environment(self) -> None:
+        """Set the workspace up as validation will, before the first agent (cached)."""
+        self.workenv = prepare_workenv(self.env, self.ws.path, self.base_sha or None)
 
     def check_limits(self) -> None:
         """End the flow with an explaining failure when the change breaks a limit."""

@@ -1,109 +1,40 @@
-"""The one agent loop (DESIGN §7): call the model, run its tool calls, stop on `finish`.
-
-Every role runs here: the role gives the system prompt, the tool set and the turn limit;
-the caller gives the task (the first user message), the workspace, the LLM for the role's
-model, the job's budget and, optionally, the session whose artifacts to write.
-
-How a run ends:
-- a valid `finish` call: an AgentResult whose `success` is `status == OK` and whose
-  `output` is the contract the model handed in (NEEDS_INFO, BLOCKED and FAIL are results,
-  not exceptions);
-- `finish` input that does not validate: the errors go back to the model as an error
-  tool result, at most `max_invalid_finish` times; the next invalid one ends the run with
-  a FAIL result (returned, `output` None, `error_details` naming the errors);
-- a budget or the role's turn limit runs out (LimitsExceeded), the provider fails past its
-  retries (LLMError), or anything else breaks (wrapped in AgentExecutionError): status.json
-  says FAIL and the error is raised with the partial AgentResult (usage, cost, turns so
-  far) attached as `exc.result`. Never a silent success.
-
-Usage, cost and turns in the result are this run's own, even when the budget is shared
-by several runs of one job. A reply without a tool call gets a reminder to call `finish`
-(and costs a turn). Tool calls after a valid `finish` in the same reply are not run.
-Prompt caching is the adapter's business: the loop sends the same system, tools and
-growing message list every turn, which is what a cache wants.
-"""
+"""One agent run: the loop that calls the model, runs its tools and checks its `finish`."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError as PydanticValidationError
 
+from bot.agent.messages import (
+    CUT_OFF,
+    NO_TOOL_CALL,
+    WARN_TURNS,
+    WARN_USD_SHARE,
+    describe,
+    finish_errors,
+    refusal,
+    rejection,
+    text_block,
+    tool_result,
+    turn_warning,
+    usd_warning,
+)
 from bot.clock import Clock
 from bot.cost import BudgetTracker
-from bot.errors import AgentError, AgentExecutionError, LimitsExceeded, LLMError
+from bot.errors import AgentError, AgentExecutionError, LimitsExceeded
 from bot.llm import LLM, Reply, ToolUseBlock
 from bot.models import AgentOutput, AgentResult, AgentStatus, Usage
 from bot.roles import Role
-from bot.sandbox import Sandbox
 from bot.session import AgentTrace, Session
 from bot.tools import FINISH_NAME, Toolbox, tool_definitions
 
-NO_TOOL_CALL = (
-    "You replied without calling a tool. Continue the work with the tools, and when you are"
-    " done call `finish` with your result; a reply without a tool call is not a result."
-)
-CUT_OFF = (
-    "Your reply was cut off at the output token limit. Continue in smaller steps (write"
-    " large files in parts), and call `finish` when you are done."
-)
-FINISH_ACCEPTED = "Result recorded. Your work is over."
+FinishCheck = Callable[[AgentOutput], str]
+"""What is wrong with an OK answer, judged on the workspace ("" when nothing)."""
 
 
-def run_agent(
-    *,
-    role: Role,
-    task: str,
-    workspace: Path,
-    llm: LLM,
-    budget: BudgetTracker,
-    clock: Clock,
-    session: Session | None = None,
-    toolbox: Toolbox | None = None,
-    max_invalid_finish: int = 2,
-    context: Mapping[str, str] | None = None,
-    sandbox: Sandbox | None = None,
-) -> AgentResult:
-    """Run `role` on `task` in `workspace` until it calls `finish` (see the module doc).
-
-    `context` fills the role's prompt placeholders (`bot.roles.repo_context`); `sandbox` is
-    the job's, where the tools run (bot.sandbox). Raises
-    LimitsExceeded, LLMError or AgentExecutionError with `exc.result` set.
-    """
-    run = _Run(
-        role=role,
-        task=task,
-        llm=llm,
-        budget=budget,
-        clock=clock,
-        session=session,
-        toolbox=toolbox or Toolbox(workspace, sandbox=sandbox),
-        max_invalid_finish=max_invalid_finish,
-        system=role.system_prompt(**(context or {})),
-    )
-    return run.execute()
-
-
-def _finish_errors(exc: PydanticValidationError) -> str:
-    parts = []
-    for err in exc.errors(include_url=False):
-        where = ".".join(str(p) for p in err["loc"]) or "input"
-        parts.append(f"{where}: {err['msg']}")
-    return "; ".join(parts)
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, LLMError):
-        status = f", HTTP {exc.status}" if exc.status is not None else ""
-        return f"LLM provider {exc.provider} failed{status}: {exc}"
-    if isinstance(exc, LimitsExceeded):
-        return f"limit {exc.limit} reached: {exc}"
-    return str(exc)
-
-
-class _Run:
+class Run:
     """The state of one run; `execute` drives it."""
 
     def __init__(
@@ -118,6 +49,8 @@ class _Run:
         toolbox: Toolbox,
         max_invalid_finish: int,
         system: str,
+        finish_check: FinishCheck | None = None,
+        max_rejected_finish: int = 2,
     ) -> None:
         self.role = role
         self.llm = llm
@@ -135,17 +68,38 @@ class _Run:
         self.turns = 0
         self.usage = Usage()
         self.invalid_finish = 0
+        self.finish_check = finish_check
+        self.max_rejected_finish = max_rejected_finish
+        self.rejected_finish = 0
         self.cost_at_start = budget.cost_usd
         self.started = clock.monotonic()
+        self.warned: set[str] = set()
+        self.resumed = False
+        self.open_results: list[dict[str, Any]] | None = None
+        """The tool results owed for the reply that called finish (None: not resumable)."""
 
     # --- the loop ---------------------------------------------------------------------------
 
+    def reopen(self, text: str) -> None:
+        """The next user message after a finished run; this run's counters start again."""
+        assert self.open_results is not None
+        self.messages.append({"role": "user", "content": [*self.open_results, text_block(text)]})
+        self.open_results = None
+        self.turns = 0
+        self.usage = Usage()
+        self.invalid_finish = self.rejected_finish = 0
+        self.cost_at_start = self.budget.cost_usd
+        self.started = self.clock.monotonic()
+        self.resumed = True
+        self._log("resumed", chars=len(text))
+
     def execute(self) -> AgentResult:
-        self._start()
+        if not self.resumed:
+            self._start()
         try:
             output, failure = self._loop()
         except AgentError as exc:
-            exc.result = self._end(None, _describe(exc))
+            exc.result = self._end(None, describe(exc))
             raise
         except Exception as exc:
             error = AgentExecutionError(
@@ -160,15 +114,30 @@ class _Run:
             reply = self._call()
             uses = reply.tool_uses
             if not uses:
+                if refused := refusal(reply):
+                    self._log("refused", text=refused)
+                    return None, f"the model refused the task: {refused}"
                 nudge = CUT_OFF if reply.stop_reason == "max_tokens" else NO_TOOL_CALL
-                self.messages.append({"role": "user", "content": [{"type": "text", "text": nudge}]})
+                self.messages.append(
+                    {"role": "user", "content": [text_block(nudge), *self._warnings()]}
+                )
                 continue
             results: list[dict[str, Any]] = []
             for use in uses:
                 if use.name == FINISH_NAME:
                     output, problem = self._check_finish(use)
+                    if output is not None and (rejected := self._reject(output)):
+                        self._log("finish_rejected", id=use.id, errors=rejected)
+                        results.append(tool_result(use.id, rejected, is_error=True))
+                        continue
                     if output is not None:
-                        self._log("finish", id=use.id, skipped=len(uses) - len(results) - 1)
+                        skipped = uses[len(results) + 1 :]
+                        self._log("finish", id=use.id, skipped=len(skipped))
+                        self.open_results = [
+                            *results,
+                            tool_result(use.id, "Result recorded."),
+                            *(tool_result(u.id, "Not run: it came after finish.") for u in skipped),
+                        ]
                         return output, ""
                     self.invalid_finish += 1
                     self._log("finish_rejected", id=use.id, errors=problem)
@@ -178,7 +147,7 @@ class _Run:
                         )
                     left = self.max_invalid_finish - self.invalid_finish + 1
                     results.append(
-                        _result(
+                        tool_result(
                             use.id,
                             f"finish input rejected: {problem}. Correct it and call finish"
                             f" again ({left} attempt(s) left).",
@@ -187,7 +156,21 @@ class _Run:
                     )
                 else:
                     results.append(self._run_tool(use))
-            self.messages.append({"role": "user", "content": results})
+            self.messages.append({"role": "user", "content": [*results, *self._warnings()]})
+
+    def _warnings(self) -> list[dict[str, Any]]:
+        """A one-time warning block when the turns or the USD budget are nearly used up."""
+        left = min(self.role.max_turns - self.turns, self.budget.max_turns - self.budget.turns)
+        if left <= WARN_TURNS and "turns" not in self.warned:
+            self.warned.add("turns")
+            self._log("warned", limit="turns", left=left)
+            return [text_block(turn_warning(left))]
+        spent = self.budget.max_usd and self.budget.cost_usd / self.budget.max_usd
+        if spent >= WARN_USD_SHARE and "usd" not in self.warned:
+            self.warned.add("usd")
+            self._log("warned", limit="usd", spent=round(spent, 3))
+            return [text_block(usd_warning(spent))]
+        return []
 
     def _call(self) -> Reply:
         if self.turns >= self.role.max_turns:
@@ -229,7 +212,7 @@ class _Run:
     def _run_tool(self, use: ToolUseBlock) -> dict[str, Any]:
         if use.name not in self.role.tools:
             available = ", ".join([*self.role.tools, FINISH_NAME])
-            return _result(
+            return tool_result(
                 use.id, f"tool {use.name!r} is not available; use {available}", is_error=True
             )
         began = self.clock.monotonic()
@@ -242,14 +225,29 @@ class _Run:
             chars=len(outcome.content),
             seconds=round(self.clock.monotonic() - began, 3),
         )
-        return _result(use.id, outcome.content, is_error=outcome.is_error)
+        return tool_result(use.id, outcome.content, is_error=outcome.is_error)
+
+    def _reject(self, output: AgentOutput) -> str:
+        """Why the workspace does not bear out an OK answer, while rejections are left."""
+        if (
+            self.finish_check is None
+            or output.status is not AgentStatus.OK
+            or self.rejected_finish >= self.max_rejected_finish
+        ):
+            return ""
+        problem = self.finish_check(output)
+        if not problem:
+            return ""
+        self.rejected_finish += 1
+        left = self.max_rejected_finish - self.rejected_finish
+        return rejection(problem, left)
 
     @staticmethod
     def _check_finish(use: ToolUseBlock) -> tuple[AgentOutput | None, str]:
         try:
             output = AgentOutput.model_validate(use.input)
         except PydanticValidationError as exc:
-            return None, _finish_errors(exc)
+            return None, finish_errors(exc)
         if output.status is AgentStatus.NEEDS_INFO and not output.question.strip():
             return None, "question: NEEDS_INFO needs the question to ask in `question`"
         return output, ""
@@ -287,12 +285,3 @@ class _Run:
         )
         self.trace.ended(result, status)
         return result
-
-
-def _result(tool_use_id: str, content: str, *, is_error: bool = False) -> dict[str, Any]:
-    return {
-        "type": "tool_result",
-        "tool_use_id": tool_use_id,
-        "content": content,
-        "is_error": is_error,
-    }
