@@ -100,11 +100,19 @@ class Settings(BaseSettings):
             raise ValueError(f"{path} is not a folder: name a folder (it is created if missing)")
         return path
 
-    @field_validator("github_api_url", "github_server_url", "anthropic_base_url", "llm_base_url")
+    @field_validator("github_api_url", "anthropic_base_url", "llm_base_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):
             raise ValueError(f"{value!r} is not an http(s) URL")
+        return value
+
+    @field_validator("github_server_url")
+    @classmethod
+    def _clone_url(cls, value: str) -> str:
+        # file:// serves clones from a folder of bare repositories (a mirror, the tests).
+        if not value.startswith(("http://", "https://", "file://")):
+            raise ValueError(f"{value!r} is not an http(s) or file URL")
         return value
 
     @model_validator(mode="after")
