@@ -82,6 +82,7 @@ def test_comments_are_listed_over_every_page_created_and_updated(
         body="Working on it",
         user="github-actions[bot]",
         html_url=f"https://github.com/{REPO}/issues/{n}#issuecomment-{made.id}",
+        author_association="NONE",
     )
     updated = client.update_comment(REPO, made.id, "Done")
     assert (updated.id, updated.body) == (made.id, "Done")

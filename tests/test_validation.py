@@ -780,7 +780,7 @@ def test_cli_bad_input_exits_2_with_a_clear_message(
     repo: Path, data_dir: Path, base_env: dict[str, str], tmp_path: Path
 ) -> None:
     code, _, err = cli(["--repo", str(tmp_path / "nope")], data_dir, base_env)
-    assert code == 2 and "not a directory" in err
+    assert code == 2 and "Invalid value for '--repo'" in err and "does not exist" in err
     write(repo, {".github/agentbot.yml": "validation:\n  tset: pytest\n"})
     code, _, err = cli(["--repo", str(repo)], data_dir, base_env)
     assert code == 2 and "validation.tset" in err and "unknown key" in err
