@@ -98,6 +98,21 @@ def test_view_refuses_binary_and_reports_missing(box: Toolbox, ws: Path) -> None
     assert missing.is_error and "does not exist" in missing.content
 
 
+@pytest.mark.parametrize("command", ["view", "str_replace", "insert", "create"])
+def test_a_fifo_or_a_sparse_giant_is_refused_without_blocking(
+    box: Toolbox, ws: Path, command: str
+) -> None:
+    # The hostile-model trial's H10 and H5: the editor runs in the bot's own process.
+    os.mkfifo(ws / "pipe")
+    with (ws / "giant").open("wb") as fh:
+        fh.truncate(64 * 1024**3)
+    args = {"old_str": "a", "new_str": "b", "insert_line": 0, "file_text": "x"}
+    for name in ("pipe", "giant"):
+        got = edit(box, command=command, path=name, **args)
+        assert got.is_error, got.content
+        assert "regular file" in got.content or "inspect it with bash" in got.content
+
+
 def test_create_writes_new_files_with_parents_and_says_when_it_overwrites(
     box: Toolbox, ws: Path
 ) -> None:

@@ -10,6 +10,7 @@ under `.git` can be changed (a symlink into it neither), as in the sandbox.
 from __future__ import annotations
 
 import ast
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,8 @@ from bot.tools.base import ToolOutcome
 COMMANDS = ("view", "create", "str_replace", "insert")
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".tox"})
 MAX_LISTING = 1_000
+MAX_FILE_BYTES = 16 * 1024 * 1024
+"""Files the editor reads whole; larger ones are for bash (head, sed -n)."""
 SNIPPET_LINES = 4
 
 
@@ -118,10 +121,26 @@ class Editor:
             raise ToolError(f"{self.show(path)} does not exist; `create` it or check the path")
         if path.is_dir():
             raise ToolError(f"{self.show(path)} is a directory; give a file path")
+        self._plain(path)
         with path.open(encoding="utf-8", newline="") as fh:
             return fh.read()
 
+    def _plain(self, path: Path) -> None:
+        """ToolError unless `path` is a regular file the bot may read whole."""
+        # The editor runs in the bot's process: a FIFO would block it for good, and a
+        # sparse file of many GB costs no disk but all of the bot's memory.
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise ToolError(f"{self.show(path)} is not a regular file; inspect it with bash")
+        if info.st_size > MAX_FILE_BYTES:
+            raise ToolError(
+                f"{self.show(path)} is {info.st_size:,} bytes, over {MAX_FILE_BYTES:,};"
+                " inspect it with bash (head, sed -n)"
+            )
+
     def _write(self, path: Path, text: str) -> None:
+        if path.exists():
+            self._plain(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("w", encoding="utf-8", newline="") as fh:
             fh.write(text)
@@ -142,6 +161,7 @@ class Editor:
             return self._listing(path), False
         if not path.exists():
             raise ToolError(f"{self.show(path)} does not exist")
+        self._plain(path)
         data = path.read_bytes()
         if b"\0" in data[:8192]:
             raise ToolError(
