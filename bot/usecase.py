@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bot.clock import Clock, SystemClock
 from bot.config import REPO_CONFIG_PATH, RepoConfig
@@ -201,6 +201,8 @@ class UseCase:
         from bot.workflows.check_run import run_checked
 
         env = self.make_env(plan.github, plan.config)
+        if self.bot_login and not env.bot_login:
+            env = replace(env, bot_login=self.bot_login)
         job, handler = plan.job, self.handlers[plan.job.kind]
         try:
             # Through the job's own GitHub: a dry run records its check run, never sends it.

@@ -162,4 +162,6 @@ def test_ci_fixes_are_for_the_latest_commit_and_capped(
 
 def test_the_ci_marker_round_trips() -> None:
     assert ci_attempts("") == (0, [])
-    assert ci_attempts("x " + ci_marker(2, ["a" * 40, "b" * 40])) == (2, ["a" * 40, "b" * 40])
+    assert ci_attempts("x\n" + ci_marker(2, ["a" * 40, "b" * 40])) == (2, ["a" * 40, "b" * 40])
+    # Only a whole line counts: text someone wrote around a copy of it does not.
+    assert ci_attempts("x " + ci_marker(2, ["a" * 40])) == (0, [])

@@ -13,8 +13,9 @@ from bench.agent_overhead import first_requests
 from bot.llm.schemas import BASH_DESCRIPTION
 from bot.models.github import Comment, Issue
 from bot.roles import ISSUE_FIXER
-from bot.roles.issue_fixer import BODY_CAP, issue_task
+from bot.roles.issue_fixer import issue_task
 from bot.tools import Toolbox
+from bot.untrusted import BODY_CAP
 from bot.workflows.fix_issue import fix_issue
 from bot.workflows.workenv import file_tree
 from tests.e2e import world

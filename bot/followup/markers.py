@@ -11,13 +11,23 @@ import re
 from bot.config import RepoConfig
 from bot.models.github import PullRequest
 
-CI_MARKER = re.compile(r"<!-- agentbot:ci-fix attempts=(\d+) shas=([0-9a-f,]*) -->")
-"""Counts CI fix attempts in the pull request body: on the branch, whoever runs the job."""
+CI_MARKER = re.compile(
+    r"^[ \t]*<!-- agentbot:ci-fix attempts=(\d+) shas=([0-9a-f,]*) -->[ \t]*(?=\r?$)",
+    re.MULTILINE,
+)
+"""Counts CI fix attempts in the pull request body: on the branch, whoever runs the job. A
+whole line, and the last one counts: agentbot writes it last, after any text an agent wrote
+(whose notes cannot hold an HTML comment anyway, `threads.unquoted`)."""
+
+
+def _last(body: str) -> re.Match[str] | None:
+    found = list(CI_MARKER.finditer(body or ""))
+    return found[-1] if found else None
 
 
 def ci_attempts(body: str) -> tuple[int, list[str]]:
     """(fix attempts so far, the failing commits they answered) from a pull request body."""
-    found = CI_MARKER.search(body or "")
+    found = _last(body)
     if found is None:
         return 0, []
     return int(found.group(1)), [s for s in found.group(2).split(",") if s]
@@ -35,8 +45,9 @@ def is_ours(pr: PullRequest, repo: str, config: RepoConfig) -> bool:
 
 
 def with_ci_marker(body: str, attempts: int, shas: list[str]) -> str:
-    """`body` with its CI marker set to `attempts` (replaced in place, else appended)."""
+    """`body` with its CI marker set to `attempts` (the last one replaced, else appended)."""
     marker = ci_marker(attempts, shas)
-    if CI_MARKER.search(body or ""):
-        return CI_MARKER.sub(lambda _: marker, body, count=1)
+    found = _last(body)
+    if found is not None:
+        return body[: found.start()] + marker + body[found.end() :]
     return f"{(body or '').rstrip()}\n\n{marker}\n"

@@ -1,7 +1,9 @@
 """What the agent is told in a follow-up: the original task, the diff so far, the request.
 
 Everything people wrote (the pull request, review comments, `/fix` instructions, CI names)
-is fenced as untrusted data; the diff is fenced too (a person may have pushed to the branch).
+is fenced as untrusted data and capped as an issue's input is (`bot.untrusted`: the body at
+BODY_CAP, each comment at COMMENT_CAP, a thread's comments together at COMMENTS_CAP, the
+first and the newest kept); the diff is fenced too (a person may have pushed to the branch).
 """
 
 from __future__ import annotations
@@ -9,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.followup.threads import Thread
-from bot.models.github import PullRequest
-from bot.untrusted import fence
+from bot.models.github import PullRequest, ReviewComment
+from bot.untrusted import BODY_CAP, COMMENT_CAP, capped, fence, kept_comments
 
 MAX_DIFF_CHARS = 30_000
 """The diff is cut (head and tail kept) beyond this: the agent can run `git diff` itself."""
@@ -27,10 +29,18 @@ def _context(repo: str, pr: PullRequest, diff: str, base: str) -> list[str]:
     return [
         f"# Follow-up on pull request #{pr.number} in {repo} (branch `{pr.head_ref}`)",
         "## The original task (the pull request as opened)",
-        fence(f"Title: {pr.title}\n\n{pr.body}", label=f"pull request #{pr.number}"),
+        fence(
+            f"Title: {pr.title}\n\n{capped(pr.body, BODY_CAP, 'pull request body')}",
+            label=f"pull request #{pr.number}",
+        ),
         f"## The change so far (`git diff {base[:12]}`)",
         fence(_diff(diff), label="current diff of the branch"),
     ]
+
+
+def _by(comment: ReviewComment) -> str:
+    association = (comment.author_association or "unknown").lower()
+    return f"review comment by @{comment.user} ({association})"
 
 
 def thread_task(repo: str, pr: PullRequest, diff: str, base: str, thread: Thread) -> str:
@@ -39,8 +49,15 @@ def thread_task(repo: str, pr: PullRequest, diff: str, base: str, thread: Thread
     parts = _context(repo, pr, diff, base)
     parts.append(f"## The review thread on `{where}`")
     if thread.root.diff_hunk:
-        parts.append(fence(thread.root.diff_hunk, label="the lines the thread is about"))
-    parts += [fence(c.body, label=f"review comment by @{c.user}") for c in thread.comments]
+        hunk = capped(thread.root.diff_hunk, COMMENT_CAP, "diff hunk")
+        parts.append(fence(hunk, label="the lines the thread is about"))
+    keep = kept_comments([c.body for c in thread.comments])
+    if left_out := len(thread.comments) - len(keep):
+        parts.append(f"[agentbot: {left_out} comment(s) in the middle left out for length]")
+    parts += [
+        fence(capped(c.body, COMMENT_CAP, "comment"), label=_by(c))
+        for c in (thread.comments[i] for i in keep)
+    ]
     parts.append(
         "## Your task\n"
         "Make the change this thread asks for, and only that, in the working tree (the branch"
@@ -54,7 +71,8 @@ def thread_task(repo: str, pr: PullRequest, diff: str, base: str, thread: Thread
 def instructions_task(repo: str, pr: PullRequest, diff: str, base: str, text: str) -> str:
     """Carry out `/fix <instructions>` on the pull request's branch."""
     parts = _context(repo, pr, diff, base)
-    parts.append(fence(text or "(no instructions: fix what is wrong)", label="/fix request"))
+    text = capped(text, COMMENT_CAP, "request") or "(no instructions: fix what is wrong)"
+    parts.append(fence(text, label="/fix request"))
     parts.append(
         "## Your task\n"
         "Change the branch as the request asks, then call `finish` with OK and a one-line"

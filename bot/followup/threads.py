@@ -1,8 +1,9 @@
 """Review threads as a follow-up sees them, and the text it writes back.
 
 A thread is an inline comment and the replies to it. It is open for agentbot when its last
-comment is not one of agentbot's replies (they start with `REPLY_MARKER`), so a re-run, or
-the other deliveries of the same review, find nothing left to do.
+comment is not one of agentbot's replies, so a re-run, or the other deliveries of the same
+review, find nothing left to do. A reply is agentbot's by its author, never by its text:
+anyone can type `REPLY_MARKER`, no person can post as agentbot's account.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bot.followup.markers import CI_MARKER
 from bot.models.github import ReviewComment
 
 REPLY_MARKER = "<!-- agentbot:reply -->"
@@ -18,6 +20,20 @@ REPLY_MARKER = "<!-- agentbot:reply -->"
 
 SUMMARY_MARKER = "<!-- agentbot:followups -->"
 """Begins the follow-up section of the pull request body (replaced, never appended twice)."""
+
+
+def is_bot_login(login: str, bot_login: str = "") -> bool:
+    """True for agentbot's account: `bot_login` when known, else any App (`name[bot]`:
+    GitHub allows no `[` in a person's login)."""
+    norm = login.strip().casefold()
+    if bot_login.strip():
+        return norm == bot_login.strip().casefold()
+    return norm.endswith("[bot]")
+
+
+def is_reply(comment: ReviewComment, bot_login: str = "") -> bool:
+    """True for one of agentbot's thread replies (its author, and the marker it writes)."""
+    return is_bot_login(comment.user, bot_login) and comment.body.lstrip().startswith(REPLY_MARKER)
 
 
 @dataclass(frozen=True)
@@ -31,10 +47,9 @@ class Thread:
         """The comment that started the thread (replies go to it)."""
         return self.comments[0]
 
-    @property
-    def answered(self) -> bool:
+    def answered(self, bot_login: str = "") -> bool:
         """True when agentbot had the last word."""
-        return self.comments[-1].body.lstrip().startswith(REPLY_MARKER)
+        return is_reply(self.comments[-1], bot_login)
 
 
 def threads_of(comments: Sequence[ReviewComment]) -> list[Thread]:
@@ -46,9 +61,15 @@ def threads_of(comments: Sequence[ReviewComment]) -> list[Thread]:
     return [Thread(tuple(group)) for group in roots.values()]
 
 
-def open_threads(comments: Sequence[ReviewComment]) -> list[Thread]:
+def open_threads(comments: Sequence[ReviewComment], bot_login: str = "") -> list[Thread]:
     """The threads agentbot has not answered last."""
-    return [t for t in threads_of(comments) if not t.answered]
+    return [t for t in threads_of(comments) if not t.answered(bot_login)]
+
+
+def unquoted(text: str) -> str:
+    """`text` (an agent's note) unable to open or close an HTML comment where it is posted:
+    a note must not forge or hide agentbot's markers."""
+    return text.replace("<!--", "&lt;!--").replace("-->", "--&gt;")
 
 
 @dataclass(frozen=True)
@@ -71,7 +92,7 @@ def reply_text(outcome: Outcome, *, resolved: bool | None = None) -> str:
     else:
         lines.append("No commit for this one.")
     if outcome.note:
-        lines.append(outcome.note)
+        lines.append(unquoted(outcome.note))
     if resolved is False:
         lines.append(
             "This thread is not resolved automatically: the server offers no GraphQL"
@@ -84,7 +105,7 @@ def summary_section(outcomes: Sequence[Outcome]) -> str:
     """The pull request body's follow-up section."""
     rows = ["| follow-up | commit | validation | note |", "|---|---|---|---|"]
     for o in outcomes:
-        note = re.sub(r"\s+", " ", o.note)[:120].replace("|", "\\|")
+        note = unquoted(re.sub(r"\s+", " ", o.note)[:120]).replace("|", "\\|")
         rows.append(f"| {o.what} | {o.commit or '—'} | {o.gate or '—'} | {note} |")
     return f"{SUMMARY_MARKER}\n### Follow-ups\n\n" + "\n".join(rows) + "\n"
 
@@ -99,5 +120,5 @@ def with_summary(body: str, outcomes: Sequence[Outcome]) -> str:
         top, _, rows = section.partition("|---|---|---|---|\n")
         section = top + "|---|---|---|---|\n" + "\n".join(kept) + "\n" + rows
     # A CI marker after the section must survive the rewrite.
-    markers = "\n".join(m for m in re.findall(r"<!-- agentbot:ci-fix [^>]*-->", old))
+    markers = "\n".join(m.group(0).strip() for m in CI_MARKER.finditer(old))
     return f"{head.rstrip()}\n\n{section}" + (f"\n{markers}\n" if markers else "")

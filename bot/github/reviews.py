@@ -20,7 +20,7 @@ query($owner: String!, $name: String!, $number: Int!, $after: String) {
   repository(owner: $owner, name: $name) {
     pullRequest(number: $number) {
       reviewThreads(first: 100, after: $after) {
-        nodes { id isResolved comments(first: 1) { nodes { databaseId } } }
+        nodes { id isResolved comments(first: 100) { nodes { databaseId isMinimized } } }
         pageInfo { hasNextPage endCursor }
       }
     }
@@ -52,7 +52,8 @@ class ReviewsAPI(RestCore):
         return ReviewComment.from_api(resp.json())
 
     def review_threads(self, repo: str, number: int) -> dict[int, ReviewThread] | None:
-        """Each review thread by its first comment's id, every page; None without GraphQL."""
+        """Each review thread by its first comment's id (and which of its comments are
+        hidden), every page; None without GraphQL."""
         owner, name = split_repo(repo)
         found: dict[int, ReviewThread] = {}
         after: str | None = None
@@ -65,8 +66,10 @@ class ReviewsAPI(RestCore):
                 for node in threads["nodes"]:
                     first = node["comments"]["nodes"]
                     if first and isinstance(first[0].get("databaseId"), int):
-                        thread = ReviewThread(id=node["id"], resolved=bool(node["isResolved"]))
-                        found[first[0]["databaseId"]] = thread
+                        hidden = frozenset(c["databaseId"] for c in first if c.get("isMinimized"))
+                        found[first[0]["databaseId"]] = ReviewThread(
+                            id=node["id"], resolved=bool(node["isResolved"]), minimized=hidden
+                        )
                 if not threads["pageInfo"]["hasNextPage"]:
                     return found
                 after = threads["pageInfo"]["endCursor"]

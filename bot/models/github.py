@@ -151,6 +151,9 @@ class ReviewComment(_Model):
     diff_hunk: str = ""
     in_reply_to: int | None = None
     html_url: str = ""
+    author_association: str = ""
+    """The author's relation to the repository (OWNER, MEMBER, CONTRIBUTOR, NONE...); which
+    comments are hidden, REST does not say (`ReviewThread.minimized`)."""
 
     @classmethod
     def from_api(cls, data: dict[str, Any]) -> ReviewComment:
@@ -165,6 +168,7 @@ class ReviewComment(_Model):
             diff_hunk=data.get("diff_hunk") or "",
             in_reply_to=data.get("in_reply_to_id"),
             html_url=data.get("html_url") or "",
+            author_association=str(data.get("author_association") or ""),
         )
 
 
@@ -173,3 +177,5 @@ class ReviewThread(_Model):
 
     id: str
     resolved: bool = False
+    minimized: frozenset[int] = frozenset()
+    """The ids of the thread's comments a maintainer hid (of its first 100)."""

@@ -71,6 +71,9 @@ class JobEnv:
     sandbox: Sandbox | None = None
     """The job's sandbox (bot.sandbox), where the agent's tools and validation run; the doors
     always give one, and it ends with the job (None only in tests that run commands directly)."""
+    bot_login: str = ""
+    """agentbot's own login (`name[bot]`) when the door knows it; empty: any App account's
+    comment counts as agentbot's (no person's login can end in `[bot]`)."""
     instructions_used: list[str] = field(default_factory=list)
     """Repository instruction files the job's agents were given (`bot.instructions`), for
     the pull request body; filled as agents run."""

@@ -8,7 +8,13 @@ from dataclasses import dataclass
 from bot.models import AgentRole
 from bot.models.github import Comment, Issue
 from bot.roles.base import WORKSPACE_TOOLS, Role
-from bot.untrusted import fence
+from bot.untrusted import (
+    BODY_CAP,
+    COMMENT_CAP,
+    capped,
+    fence,
+    kept_comments,
+)
 
 ROLE = Role(
     name=AgentRole.ISSUE_FIXER,
@@ -16,14 +22,6 @@ ROLE = Role(
     tools=WORKSPACE_TOOLS,
     max_turns=40,
 )
-
-
-BODY_CAP = 20_000
-"""Characters of the issue body the agent sees (head and tail): a pasted log would
-otherwise cost its size on every turn."""
-COMMENT_CAP = 6_000
-COMMENTS_CAP = 30_000
-"""Characters of all comments together; past it the oldest after the first are left out."""
 
 
 @dataclass(frozen=True)
@@ -36,32 +34,10 @@ class IssueComment:
     """The author's relation to the repository (OWNER, MEMBER, CONTRIBUTOR, NONE...)."""
 
 
-def capped(text: str, cap: int, what: str) -> str:
-    """`text` within `cap` characters, head and tail kept, with a note saying so."""
-    if len(text) <= cap:
-        return text
-    half = cap // 2
-    cut = len(text) - 2 * half
-    note = (
-        f"\n\n[agentbot: {cut:,} of this {what}'s {len(text):,} characters were cut from the"
-        " middle; the head and the tail are kept]\n\n"
-    )
-    return text[:half] + note + text[-half:]
-
-
 def _kept(comments: Sequence[IssueComment]) -> tuple[list[IssueComment], int]:
     """The comments that fit COMMENTS_CAP (the first and the newest), and how many did not."""
-    sizes = [min(len(c.body), COMMENT_CAP) for c in comments]
-    if sum(sizes) <= COMMENTS_CAP:
-        return list(comments), 0
-    keep = {0}
-    total = sizes[0]
-    for i in range(len(comments) - 1, 0, -1):
-        if total + sizes[i] > COMMENTS_CAP:
-            break
-        keep.add(i)
-        total += sizes[i]
-    return [c for i, c in enumerate(comments) if i in keep], len(comments) - len(keep)
+    keep = kept_comments([c.body for c in comments])
+    return [comments[i] for i in keep], len(comments) - len(keep)
 
 
 def build_task(

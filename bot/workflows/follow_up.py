@@ -21,14 +21,17 @@ from bot.followup.threads import (
     REPLY_MARKER,
     Outcome,
     Thread,
+    is_bot_login,
+    is_reply,
     open_threads,
     reply_text,
+    threads_of,
     with_summary,
 )
 from bot.guards import check_permission
 from bot.instructions import HIDDEN_FROM_DIFFS
 from bot.models import AgentStatus, Job, JobResult, JobStatus, ValidationReport
-from bot.models.github import PullRequest
+from bot.models.github import PullRequest, ReviewComment
 from bot.ports import JobEnv
 from bot.report import subject_line
 from bot.roles import FIXER, ISSUE_FIXER
@@ -72,6 +75,8 @@ class _FollowUp(Flow):
         self.start_sha = ""
         self.thread_ids: dict[int, str] = {}
         """Review thread node ids by first comment id (empty without GraphQL)."""
+        self.permitted: dict[str, bool] = {}
+        """Whether a login may ask for work, asked once per login in a job."""
 
     def run(self) -> JobResult:
         self.pr = self.gh.get_pull(self.repo, self.number)
@@ -102,31 +107,49 @@ class _FollowUp(Flow):
     # --- steps ----------------------------------------------------------------------------
 
     def threads_to_answer(self) -> list[Thread]:
-        """Open threads started by people who may ask for work (read-only users' are not);
-        a thread someone resolved is closed (without GraphQL, no thread counts as resolved)."""
+        """Open threads as people who may ask for work see them: a thread is started by one
+        (read-only users' are not), only their replies are kept (read-only users' and hidden
+        comments are dropped) and only theirs re-open a thread agentbot answered; a thread
+        someone resolved is closed (without GraphQL, none counts as resolved or hidden)."""
         comments = self.gh.list_review_comments(self.repo, self.number)
-        threads = open_threads(comments)
-        if not threads:
+        if not open_threads(comments, self.env.bot_login):
             return []
-        known = self.gh.review_threads(self.repo, self.number)
-        self.thread_ids = {root: t.id for root, t in (known or {}).items()}
-        resolved = {root for root, t in (known or {}).items() if t.resolved}
-        return [
-            t
-            for t in threads
-            if t.root.id not in resolved
-            and check_permission(self.gh, self.repo, t.root.user, self.cfg, what="a follow-up")
-            is None
-        ]
+        known = self.gh.review_threads(self.repo, self.number) or {}
+        self.thread_ids = {root: t.id for root, t in known.items()}
+        hidden = {c for t in known.values() for c in t.minimized}
+        closed = hidden | {root for root, t in known.items() if t.resolved}
+        threads = []
+        for thread in threads_of(comments):
+            if thread.root.id in closed:
+                continue
+            heard = tuple(c for c in thread.comments if c.id not in hidden and self.heard(c))
+            if heard and heard[0] is thread.root and not Thread(heard).answered(self.env.bot_login):
+                threads.append(Thread(heard))
+        return threads
+
+    def heard(self, comment: ReviewComment) -> bool:
+        """Agentbot's own reply, or a comment by someone who may ask for work (asked once
+        per login)."""
+        if is_reply(comment, self.env.bot_login):
+            return True
+        login = comment.user
+        if login not in self.permitted:
+            refusal = check_permission(self.gh, self.repo, login, self.cfg, what="a follow-up")
+            self.permitted[login] = bool(login) and refusal is None
+        return self.permitted[login]
 
     def review_marker(self) -> str:
         """Marks the comment that answered this review's body (so it is answered once)."""
         return f"<!-- agentbot:review {self.job.params.get('review_id', '')} -->"
 
     def review_answered(self) -> bool:
-        """True when a comment of ours already answered this review's body."""
+        """True when a comment of ours (by its author: anyone can type the marker) already
+        answered this review's body."""
         comments = self.gh.list_issue_comments(self.repo, self.number)
-        return any(self.review_marker() in c.body for c in comments)
+        return any(
+            is_bot_login(c.user, self.env.bot_login) and self.review_marker() in c.body
+            for c in comments
+        )
 
     def checkout(self) -> None:
         """The branch as it is on origin; the gate and the limits judge from its fork point."""

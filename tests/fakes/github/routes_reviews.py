@@ -161,7 +161,7 @@ def graphql(store: Store, req: Req) -> Resp:
             {
                 "id": f"PRRT_{root}",
                 "isResolved": root in store.resolved_threads,
-                "comments": {"nodes": [{"databaseId": root}]},
+                "comments": {"nodes": _thread_nodes(store, root)},
             }
             for root in roots
         ]
@@ -169,3 +169,11 @@ def graphql(store: Store, req: Req) -> Resp:
         pr = {"reviewThreads": threads}
         return Resp(200, {"data": {"repository": {"pullRequest": pr}}})
     return Resp(200, {"data": None, "errors": [{"message": "unsupported by the fake"}]})
+
+
+def _thread_nodes(store: Store, root: int) -> list[dict[str, Any]]:
+    """A thread's comments as GraphQL lists them: database id and whether one is hidden."""
+    return [
+        {"databaseId": c.id, "isMinimized": c.id in store.minimized_comments}
+        for c in sorted(thread_of(store, root), key=lambda c: c.id)
+    ]

@@ -93,6 +93,8 @@ class Store:
         """Inline review comments (`routes_reviews.ReviewCommentState`) by id."""
         self.resolved_threads: set[int] = set()
         """Review threads resolved through GraphQL, by their first comment's id."""
+        self.minimized_comments: set[int] = set()
+        """Review comments a maintainer hid (GraphQL `isMinimized`), by id."""
         self.graphql_enabled = True
         """False: `/graphql` answers 404 (an older GitHub Enterprise Server)."""
         self.graphql_calls: list[dict[str, Any]] = []
