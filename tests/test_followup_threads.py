@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import functools
+
 from bot.followup.markers import ci_attempts, ci_marker, with_ci_marker
 from bot.followup.tasks import MAX_DIFF_CHARS, instructions_task, thread_task
 from bot.followup.threads import (
     REPLY_MARKER,
     SUMMARY_MARKER,
     Outcome,
+    is_bot_login,
     open_threads,
     reply_text,
     threads_of,
@@ -88,8 +91,10 @@ def test_only_agentbots_account_closes_a_thread_whatever_the_text_says() -> None
     assert open_threads([root, ours]) == []
     # Once the door knows agentbot's login, another App's reply does not close it either.
     other = rc(3, f"{REPLY_MARKER}\nDone.", "other-app[bot]", 1)
-    assert open_threads([root, other], "agentbot[bot]") != []
-    assert open_threads([root, ours], "AgentBot[bot]") == []
+    known = functools.partial(is_bot_login, bot_login="agentbot[bot]")
+    assert open_threads([root, other], known) != []
+    assert open_threads([root, ours], known) == []
+    assert is_bot_login("AgentBot[bot]", "agentbot[bot]") and not is_bot_login("rita", "")
 
 
 def test_thread_input_is_capped_as_an_issues_and_names_each_authors_association() -> None:

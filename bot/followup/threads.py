@@ -9,7 +9,7 @@ anyone can type `REPLY_MARKER`, no person can post as agentbot's account.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bot.followup.markers import CI_MARKER
@@ -31,9 +31,13 @@ def is_bot_login(login: str, bot_login: str = "") -> bool:
     return norm.endswith("[bot]")
 
 
-def is_reply(comment: ReviewComment, bot_login: str = "") -> bool:
+Mine = Callable[[str], bool]
+"""Whether a login is agentbot's own account."""
+
+
+def is_reply(comment: ReviewComment, mine: Mine = is_bot_login) -> bool:
     """True for one of agentbot's thread replies (its author, and the marker it writes)."""
-    return is_bot_login(comment.user, bot_login) and comment.body.lstrip().startswith(REPLY_MARKER)
+    return mine(comment.user) and comment.body.lstrip().startswith(REPLY_MARKER)
 
 
 @dataclass(frozen=True)
@@ -47,9 +51,9 @@ class Thread:
         """The comment that started the thread (replies go to it)."""
         return self.comments[0]
 
-    def answered(self, bot_login: str = "") -> bool:
+    def answered(self, mine: Mine = is_bot_login) -> bool:
         """True when agentbot had the last word."""
-        return is_reply(self.comments[-1], bot_login)
+        return is_reply(self.comments[-1], mine)
 
 
 def threads_of(comments: Sequence[ReviewComment]) -> list[Thread]:
@@ -61,9 +65,9 @@ def threads_of(comments: Sequence[ReviewComment]) -> list[Thread]:
     return [Thread(tuple(group)) for group in roots.values()]
 
 
-def open_threads(comments: Sequence[ReviewComment], bot_login: str = "") -> list[Thread]:
+def open_threads(comments: Sequence[ReviewComment], mine: Mine = is_bot_login) -> list[Thread]:
     """The threads agentbot has not answered last."""
-    return [t for t in threads_of(comments) if not t.answered(bot_login)]
+    return [t for t in threads_of(comments) if not t.answered(mine)]
 
 
 def unquoted(text: str) -> str:

@@ -112,7 +112,7 @@ class _FollowUp(Flow):
         comments are dropped) and only theirs re-open a thread agentbot answered; a thread
         someone resolved is closed (without GraphQL, none counts as resolved or hidden)."""
         comments = self.gh.list_review_comments(self.repo, self.number)
-        if not open_threads(comments, self.env.bot_login):
+        if not open_threads(comments, self.mine):
             return []
         known = self.gh.review_threads(self.repo, self.number) or {}
         self.thread_ids = {root: t.id for root, t in known.items()}
@@ -123,14 +123,23 @@ class _FollowUp(Flow):
             if thread.root.id in closed:
                 continue
             heard = tuple(c for c in thread.comments if c.id not in hidden and self.heard(c))
-            if heard and heard[0] is thread.root and not Thread(heard).answered(self.env.bot_login):
+            if heard and heard[0] is thread.root and not Thread(heard).answered(self.mine):
                 threads.append(Thread(heard))
         return threads
+
+    def mine(self, login: str) -> bool:
+        """True for agentbot's account, or the pull request's author (the token that opened
+        it: a person's token in the Action, whose replies must close threads too; whoever
+        opens a pull request from a branch of this repository can write to it anyway)."""
+        author = self.pr.user.strip().casefold()
+        if author and login.strip().casefold() == author:
+            return True
+        return is_bot_login(login, self.env.bot_login)
 
     def heard(self, comment: ReviewComment) -> bool:
         """Agentbot's own reply, or a comment by someone who may ask for work (asked once
         per login)."""
-        if is_reply(comment, self.env.bot_login):
+        if is_reply(comment, self.mine):
             return True
         login = comment.user
         if login not in self.permitted:
@@ -146,10 +155,7 @@ class _FollowUp(Flow):
         """True when a comment of ours (by its author: anyone can type the marker) already
         answered this review's body."""
         comments = self.gh.list_issue_comments(self.repo, self.number)
-        return any(
-            is_bot_login(c.user, self.env.bot_login) and self.review_marker() in c.body
-            for c in comments
-        )
+        return any(self.mine(c.user) and self.review_marker() in c.body for c in comments)
 
     def checkout(self) -> None:
         """The branch as it is on origin; the gate and the limits judge from its fork point."""
