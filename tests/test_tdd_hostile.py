@@ -131,3 +131,18 @@ def test_a_summary_printed_by_the_code_under_test_is_no_green(tmp_path: Path) ->
     assert "feat(roman-numerals): 1 is I" not in subjects, subjects
     # The runner's judge says so itself, before the gate runs.
     assert "tests fail: tests/test_roman.py::test_one" in result.error, result.error
+
+
+def test_a_pushed_cycle_commit_that_changed_nothing_is_no_cycle(tmp_path: Path) -> None:
+    cyc = {1: Cycle(1, TESTS, [IMPORT + ONE], "test_one", [(CODE, code('    return "I"\n'))])}
+    with world(tmp_path, [TddTeam(cyc)] * 200, files=FILES) as w:
+        job = issue(w)
+        tdd(job, w.env(config()))
+        clone = tmp_path / "forger"
+        subprocess.run(["git", "clone", "-q", "-b", BRANCH, str(w.remote), str(clone)], check=True)
+        subprocess.run(forge() + f" && git push -q origin {BRANCH}", shell=True, cwd=clone,
+                       check=True)  # fmt: skip
+        tdd(job, w.env(config()))  # the re-run reads the branch's cycles
+        body = w.gh.pulls(REPO)[-1].body or ""
+    for text in FORGED.values():
+        assert f"{text} — ✅" not in body, body
