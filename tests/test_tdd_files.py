@@ -46,3 +46,27 @@ def test_a_link_left_for_a_test_is_replaced_never_written_through(tmp_path: Path
     files.restore(ws, before, ["tests/test_a.py"])
     assert outside.read_text() == "host\n"
     assert not test.is_symlink() and "def test_a" in test.read_text()
+
+
+def test_the_runners_part_of_its_config_is_guarded_like_the_tests(tmp_path: Path) -> None:
+    ws = repo(tmp_path)
+    pyproject = ws.path / "pyproject.toml"
+    pyproject.write_text(
+        '[project]\nname = "a"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+    )
+    (ws.path / "package.json").write_text('{"name": "a", "scripts": {"test": "jest"}}\n')
+    ws.commit("config")
+    before = files.snapshot(ws)
+    text = pyproject.read_text()
+    # Another section of pyproject.toml may change (a dependency); the runner's may not.
+    pyproject.write_text(text.replace('name = "a"\n', 'name = "a"\ndependencies = []\n'))
+    assert files.test_changes(ws, before) == []
+    pyproject.write_text(text + 'addopts = "--co"\n')
+    (ws.path / "pytest.ini").write_text("[pytest]\naddopts = --co\n")
+    (ws.path / "setup.cfg").write_text("[tool:pytest]\naddopts = --co\n")
+    (ws.path / "package.json").write_text('{"name": "a", "scripts": {"test": "true"}}\n')
+    touched = files.test_changes(ws, before)
+    assert touched == ["package.json", "pyproject.toml", "pytest.ini", "setup.cfg"]
+    files.restore(ws, before, touched)
+    assert pyproject.read_text() == text and not (ws.path / "pytest.ini").exists()
+    assert files.test_changes(ws, before) == []

@@ -87,3 +87,15 @@ def test_the_suite_never_runs_bytecode_of_an_older_text(tmp_path: Path) -> None:
     senv = StageEnv(repo, detect_profile(repo), tmp_path / "data", env, None)
     run = Suite(senv, command, "pytest", 60, SystemClock()).run()
     assert run.green, run.output
+
+
+def test_green_needs_the_runner_to_count_every_test_of_the_red_run(tmp_path: Path) -> None:
+    passing = "from roman import to_roman\n\n\ndef test_one():\n    assert to_roman(1) == 'I'\n"
+    green = run(tmp_path, passing)
+    assert judge_green(green, 1).ok
+    fewer = judge_green(green, 2)  # the RED run counted two: one no longer ran
+    assert not fewer.ok and "only 1 test(s) ran, 2 expected" in fewer.reason
+    # `--co` (collect only) exits 0 with no summary the parser reads: not green.
+    unread = SuiteRun("tests/test_roman.py::test_one\n\n1 test collected in 0.01s\n", 0, None)
+    assert not judge_green(unread, 1).ok
+    assert "summary could not be read" in judge_green(unread).reason

@@ -180,3 +180,13 @@ def test_infer_runner_from_the_test_command() -> None:
     assert infer_runner("bundle exec rspec", "auto") == "rspec"
     assert infer_runner("npm test", "jest") == "jest"  # the profile knows the script
     assert infer_runner("make check", "auto") == "auto"
+
+
+def test_a_failed_test_named_keeps_the_run_red_whatever_summary_comes_last() -> None:
+    # The code under test printed `1 passed` from an exit hook after pytest's own summary.
+    out = "FAILED tests/t.py::test_one - assert '' == 'I'\n1 failed in 0.02s\n\n1 passed in 0.01s\n"
+    for runner in ("pytest", "auto"):
+        got = parse_test_counts(runner, out)
+        assert got is not None and not got.passed
+        assert got.failed_tests == ["tests/t.py::test_one"] and got.failed_count == 1
+        assert got.test_count == got.passed_count + got.failed_count

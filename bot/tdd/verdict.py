@@ -84,8 +84,17 @@ def judge_red(language: str, run: SuiteRun, before: int, project: Collection[str
     return Verdict(reason in RIGHT_REASONS, reason, detail)
 
 
-def judge_green(run: SuiteRun) -> Verdict:
-    """GREEN verified: the whole suite passes."""
+def judge_green(run: SuiteRun, at_least: int = 0) -> Verdict:
+    """GREEN verified: the whole suite passes, by its exit code and by the runner's counts of
+    at least `at_least` tests (the RED run's: a run that collected or ran fewer is no proof)."""
+    if run.green and run.counts is None:
+        return Verdict(False, "the runner's summary could not be read", excerpt(run.output))
+    if run.green and run.total < at_least:
+        return Verdict(
+            False,
+            f"only {run.total} test(s) ran, {at_least} expected: every test must run",
+            excerpt(run.output),
+        )
     if run.green:
         return Verdict(True, "green")
     if run.timed_out:

@@ -318,12 +318,28 @@ def parse_test_counts(runner: str, output: str) -> TestResult | None:
         for each in PARSERS.values():
             res = each(text)
             if res is not None:
-                return res
+                return _consistent(res)
         return None
     parse = PARSERS.get(runner)
     if parse is None:
         raise ValueError(f"unknown test runner {runner!r}; known: {', '.join(RUNNERS)}")
-    return parse(text)
+    res = parse(text)
+    return _consistent(res) if res is not None else None
+
+
+def _consistent(res: TestResult) -> TestResult:
+    """A run that named a failed test did not pass, whatever summary line came last (code
+    under test can print one, from an exit hook, after the runner's own)."""
+    if not res.passed or not res.failed_tests:
+        return res
+    failed = max(res.failed_count, len(res.failed_tests))
+    return res.model_copy(
+        update={
+            "passed": False,
+            "failed_count": failed,
+            "test_count": res.passed_count + failed,
+        }
+    )
 
 
 def infer_runner(command: str, default: str) -> str:

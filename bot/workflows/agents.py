@@ -12,6 +12,7 @@ import logging
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from bot import treefs
 from bot.agent import Conversation, FinishCheck
@@ -28,6 +29,7 @@ from bot.roles import repo_context as _role_context
 from bot.roles.base import INSTRUCTIONS_KEY
 from bot.session import Session
 from bot.tools import Toolbox
+from bot.workflows.head_guard import guarded
 from bot.workflows.limits import AGENTS_WORK
 from bot.workflows.workenv import WorkEnv
 
@@ -101,7 +103,7 @@ def role_conversation(
     """The conversation `run_role` runs, for a workflow that continues it after `finish`."""
     context = {**repo_context(env.config, workenv), **repo_instructions(env, workspace)}
     shell = workenv.shell if workenv is not None else None
-    return Conversation(
+    return GuardedConversation(
         role=role,
         task=task,
         workspace=workspace,
@@ -113,6 +115,23 @@ def role_conversation(
         toolbox=Toolbox(workspace, sandbox=env.sandbox, shell=shell),
         finish_check=finish_check,
     )
+
+
+class GuardedConversation(Conversation):
+    """A conversation whose agent cannot commit: each run's moves of HEAD are undone
+    (`head_guard`), the changes left for the workflow's own commit."""
+
+    def __init__(self, *, role: Role, workspace: Path, **kwargs: Any) -> None:
+        super().__init__(role=role, workspace=workspace, **kwargs)
+        self._guard = Workspace(workspace)
+        self._what = f"the {role.name.value} agent"
+
+    def start(self) -> AgentResult:
+        return guarded(self._guard, self._what, super().start)
+
+    def resume(self, text: str) -> AgentResult:
+        parent = super().resume
+        return guarded(self._guard, self._what, lambda: parent(text))
 
 
 def repo_instructions(env: JobEnv, workspace: Path) -> dict[str, str]:

@@ -31,6 +31,8 @@ from bot.workflows.workenv import WorkEnv
 PROVEN, UNPROVEN, ALREADY_PASSES, NOT_CHECKED = "proven", "unproven", "passes-on-base", "unchecked"
 
 _SUMMARY = re.compile(r"^(FAILED|ERROR) (\S+)(?: - (.*))?$", re.MULTILINE)
+_SHORT_SUMMARY = " short test summary info "
+_END = re.compile(r"^=*\s*(?:\d+ \w+(?:, )?)+ in [\d.]+s", re.MULTILINE)
 _E_LINE = re.compile(r"^E\s+(.+)$", re.MULTILINE)
 # The test itself is broken on the base, whatever the fix: no proof.
 _OWN_FAULT = re.compile(r"SyntaxError|IndentationError|fixture '[^']+' not found")
@@ -57,7 +59,8 @@ class Proof:
         files = ", ".join(f"`{t}`" for t in self.tests)
         if self.status == PROVEN:
             rows = "\n".join(
-                f"| `{test}` | ❌ {_cell(line)} | ✅ passed |" for test, line in self.base_failures
+                f"| {_cell(test)} | ❌ {_cell(line)} | ✅ passed |"
+                for test, line in self.base_failures
             )
             return (
                 f"{title}\nChecked by agentbot, not by the model: the change's tests ({files})"
@@ -114,14 +117,14 @@ def prove(ws: Workspace, base_sha: str, workenv: WorkEnv | None, *, clock: Clock
     if base is None:
         return Proof(NOT_CHECKED, tests, note="the base commit could not be checked out")
     exit_code, output = base
-    failures = [(m.group(2), m.group(3) or "") for m in _SUMMARY.finditer(output)]
+    failures = base_failures(output, tests)
     if exit_code == 0 or not failures:
         return Proof(
             ALREADY_PASSES, tests, base_sha,
             note=f"the change's tests ({', '.join(tests)}) already pass on the base commit"
             f" `{base_sha[:12]}`, so they do not show the bug this change fixes",
         )  # fmt: skip
-    kinds = {m.group(1) for m in _SUMMARY.finditer(output)}
+    kinds = {m.group(1) for m in _SUMMARY.finditer(_summary_block(output))}
     if kinds == {"ERROR"} and (fault := own_fault(ws.path, output)):
         return Proof(
             UNPROVEN, tests, base_sha,
@@ -133,13 +136,36 @@ def prove(ws: Workspace, base_sha: str, workenv: WorkEnv | None, *, clock: Clock
     return Proof(PROVEN, tests, base_sha, evidence, head_line)
 
 
+def base_failures(output: str, tests: list[str]) -> list[tuple[str, str]]:
+    """(test id, why) of the run's failures: read from pytest's last short summary only (a line
+    a test prints is in its captured output, before it), for the change's test files only,
+    each once. What the test prints can still imitate a summary; the table escapes it."""
+    found: dict[str, str] = {}
+    for m in _SUMMARY.finditer(_summary_block(output)):
+        test = m.group(2)
+        if any(test.startswith(f"{t}::") for t in tests) and test not in found:
+            found[test] = m.group(3) or ""
+    return list(found.items())
+
+
+def _summary_block(output: str) -> str:
+    """From pytest's last `short test summary info` header to the summary line after it (the
+    whole output when there is no header): what an exit hook prints after it is not pytest's."""
+    start = output.rfind(_SHORT_SUMMARY)
+    block = output[start:] if start >= 0 else output
+    end = _END.search(block)
+    return block[: end.end()] if end else block
+
+
 def _on_base(
     ws: Workspace, base_sha: str, tests: list[str], run: str, workenv: WorkEnv, *, clock: Clock
 ) -> tuple[int, str] | None:
     """Exit code and output of `run` on the base code with the head's test files."""
     senv = workenv.stage_env
     assert senv is not None
-    tmp = senv.data_dir / "worktrees" / f"proof-{base_sha[:12]}-{secrets.token_hex(4)}"
+    # Named like the workspace (…/<repo>-<job>), no `proof` or sha in it: a test has a
+    # harder time telling the base run from the head's by where it runs.
+    tmp = senv.data_dir / "worktrees" / secrets.token_hex(6) / ws.path.name
     tmp.parent.mkdir(parents=True, exist_ok=True)
     added = ws.run(["worktree", "add", "--detach", "--quiet", str(tmp), base_sha], check=False)
     if added.returncode != 0:
@@ -158,7 +184,7 @@ def _on_base(
         return result.exit_code, result.output
     finally:
         ws.run(["worktree", "remove", "--force", "--force", str(tmp)], check=False)
-        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(tmp.parent, ignore_errors=True)
         ws.run(["worktree", "prune"], check=False)
 
 

@@ -60,6 +60,8 @@ class Engine:
     """Called after each committed cycle (the GitHub flow pushes there)."""
     state: TddState = field(init=False)
     journal: Journal = field(init=False)
+    floor: int = field(init=False, default=0)
+    """Tests the cycle's RED run counted: fewer at GREEN or REFACTOR is no green."""
 
     def __post_init__(self) -> None:
         self.state = TddState(title=self.kata.title, requirements=self.kata.requirements)
@@ -73,7 +75,11 @@ class Engine:
         span = f"{start}..HEAD" if start else "HEAD"
         log = self.ws.git("log", "--reverse", "--format=%H%x00%B%x01", span)
         pairs = [tuple(e.strip("\n").split("\0", 1)) for e in log.split("\x01") if "\0" in e]
-        history = tdd_state.from_history([(p[0], p[1]) for p in pairs])
+        # A cycle is test and code: a commit that changed nothing is no cycle, whatever its
+        # trailer says (agents cannot commit, `head_guard`; this holds for pushed ones too).
+        names = self.ws.git("log", "--format=%x02%H", "--name-only", span)
+        changed = {e.split()[0] for e in names.split("\x02") if len(e.split()) > 1}
+        history = tdd_state.from_history([(p[0], p[1]) for p in pairs if p[0] in changed])
         self.state.cycles, number = tdd_state.resume(history, self.kata.requirements)
         first = self.suite.run()
         if not first.green and first.total:
@@ -160,6 +166,7 @@ class Engine:
             judged = judge_red(self.language, run, before, project)
             self.journal.verdict("red", record, attempt, judged)
             if judged.ok:
+                self.floor = max(run.total, before + 1)
                 record.red_reason = judged.reason
                 record.test_files = [p for p in files.changed_paths(self.ws) if files.is_test(p)]
                 named = res.output.data.get("test") if res.output is not None else None
@@ -239,8 +246,12 @@ class Engine:
         if touched:
             files.restore(self.ws, tests, touched)
             names = ", ".join(f"`{p}`" for p in touched)
-            return Verdict(False, f"refused: test files may not change ({names} restored)")
-        judged = judge_green(self.suite.run())
+            return Verdict(
+                False,
+                f"refused: test files may not change, nor the test runner's configuration"
+                f" ({names} restored)",
+            )
+        judged = judge_green(self.suite.run(), self.floor)
         if not judged.ok:
             return judged
         self.suite.purge()  # the gate's test stage must not read bytecode of an older text

@@ -5,9 +5,11 @@ from __future__ import annotations
 from bot import treefs
 from bot.git import Workspace
 from bot.outbound.paths import TEST_PATH
+from bot.tdd.runner_config import is_runner_config, runner_part
 
 Snapshot = dict[str, tuple[str, bytes]]
-"""Test file -> (`file`, its bytes) or (`link`, its target); absent files are not in it.
+"""Test or runner config file -> (`file`, its bytes) or (`link`, its target); absent files are
+not in it. A runner config file counts as changed only when the runner's part of it did.
 
 Read and put back through `bot.treefs`: an agent may leave a link where a test file was,
 and the bot must neither read nor write through it."""
@@ -38,10 +40,16 @@ def test_files(ws: Workspace) -> list[str]:
     return sorted({p for p in out.split("\0") if p and is_test(p)})
 
 
+def guarded_files(ws: Workspace) -> list[str]:
+    """Test files and the test runner's configuration files (`bot.tdd.runner_config`)."""
+    out = ws.git("ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    return sorted({p for p in out.split("\0") if p and (is_test(p) or is_runner_config(p))})
+
+
 def snapshot(ws: Workspace) -> Snapshot:
-    """The test files as they are now."""
+    """The test files and the runner's configuration as they are now."""
     snap: Snapshot = {}
-    for rel in test_files(ws):
+    for rel in guarded_files(ws):
         what = treefs.kind(ws.path, rel)
         if what == "file":
             snap[rel] = ("file", treefs.read_bytes(ws.path, rel))
@@ -51,9 +59,17 @@ def snapshot(ws: Workspace) -> Snapshot:
 
 
 def test_changes(ws: Workspace, before: Snapshot) -> list[str]:
-    """Test files edited, added or deleted since `before`."""
+    """Test files (and the runner's part of its config files) edited, added or deleted since
+    `before`."""
     now = snapshot(ws)
-    return sorted(p for p in before.keys() | now.keys() if before.get(p) != now.get(p))
+    return sorted(p for p in before.keys() | now.keys() if _seen(p, before) != _seen(p, now))
+
+
+def _seen(path: str, snap: Snapshot) -> tuple[str, bytes] | None:
+    got = snap.get(path)
+    if got is None or got[0] != "file" or is_test(path):
+        return got
+    return got[0], runner_part(path, got[1])
 
 
 def restore(ws: Workspace, before: Snapshot, paths: list[str]) -> None:
