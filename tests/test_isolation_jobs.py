@@ -119,6 +119,12 @@ def fix_steps(*first: Step) -> list[Step]:
     ]
 
 
+def _ere(text: str) -> str:
+    """An ERE matching `text` whose own spelling does not contain it (the poller's command
+    line is among what it reads): every character bracketed."""
+    return "".join(f"[{c}]" for c in text)
+
+
 def alive(pattern: str) -> bool:
     found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
     return bool(found.stdout.strip())
@@ -158,10 +164,15 @@ def test_no_token_for_a_detached_poller_nor_in_the_session_after_a_trace2_plant(
 ) -> None:
     data = tmp_path / "data"
     loot = f"stolen-{kind}.txt"  # one name per run: tests run in parallel
+    # A token of this test's own, and the poller looks for it alone: without a sandbox it sees
+    # every process on the machine, and other tests' tokens in its loot would be refused as
+    # secrets at the push, failing this job for what is not its leak.
+    token = "ghs_" + secrets.token_hex(18)
+    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
     poll = (
         "while :; do cat /proc/*/environ /proc/*/cmdline ~/.gitconfig ~/.git-credentials"
         " .git/config 2>/dev/null | tr '\\\\0' '\\\\n'"
-        f" | grep -aE 'ghs_|basic |x-access' >> {loot}; sleep 0.005; done"
+        f" | grep -aE '{_ere(token)}|{_ere(basic)}' >> {loot}; sleep 0.005; done"
     )
     trace2 = (
         f"[trace2]\\n\\teventTarget = {data}/sessions/trace2.json\\n"
@@ -179,10 +190,6 @@ def test_no_token_for_a_detached_poller_nor_in_the_session_after_a_trace2_plant(
             "sleep 0.2; echo poller started",
         ]
     )
-    # A token of this test's own: without a sandbox the poller sees every process on the
-    # machine, other tests' pushes included, and those are not this job's leak.
-    token = "ghs_" + secrets.token_hex(18)
-    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
     with world(tmp_path, fix_steps(reply(tool_use("bash", {"command": command})))) as w:
         seed(w, 7)
         run_job(w, policy, 7, token)
