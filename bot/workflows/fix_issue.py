@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 
-from bot.errors import AgentbotError
 from bot.guards import open_refusal
 from bot.models import (
     AgentStatus,
@@ -60,17 +59,7 @@ STEPS = ("Read the issue", "Write a fix", "Validate", "Open the pull request")
 def fix_issue(job: Job, env: JobEnv) -> JobResult:
     """Run the IssueFixer flow for `job.number`; never raises for a job failure."""
     assert job.number is not None, "fix_issue needs an issue number"
-    flow = _FixFlow(job, env)
-    try:
-        return flow.run()
-    except Stop as stop:
-        return stop.result
-    except AgentbotError as exc:
-        return flow.fail(str(exc))
-    except Exception as exc:
-        # A bug of ours must still end the job visibly (comment, label), not at "running".
-        log.exception("fix_issue crashed")
-        return flow.fail(f"internal error: {type(exc).__name__}: {exc}")
+    return _FixFlow(job, env).outcome()
 
 
 class _FixFlow(Flow):

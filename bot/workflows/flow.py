@@ -7,6 +7,7 @@ why where its users will look (fix_issue: the progress comment and a label).
 
 from __future__ import annotations
 
+import logging
 import shutil
 from collections.abc import Callable
 
@@ -30,6 +31,9 @@ RUN_BUDGET_ENDED = (
     "the refuel run's budget (--max-usd) ran out before this issue was done; nothing is held"
     " against the issue: the next run takes it again"
 )
+
+
+log = logging.getLogger("agentbot.job")
 
 
 class Refused(AgentbotError):
@@ -195,3 +199,20 @@ class Flow:
     def fail(self, reason: str) -> JobResult:
         """The failed result; subclasses also say why where their users look."""
         return self.finished(JobStatus.FAILED, error=reason)
+
+    def run(self) -> JobResult:
+        """The flow's steps, raising Stop or an error to end early (subclasses define it)."""
+        raise NotImplementedError
+
+    def outcome(self) -> JobResult:
+        """`run()`, with every way it can end turned into a result the job reports."""
+        try:
+            return self.run()
+        except Stop as stop:
+            return stop.result
+        except AgentbotError as exc:
+            return self.fail(str(exc))
+        except Exception as exc:
+            # A bug of ours must still end the job visibly (comment, label), not at "running".
+            log.exception("%s crashed", self.job.kind.value)
+            return self.fail(f"internal error: {type(exc).__name__}: {exc}")

@@ -49,16 +49,7 @@ log = logging.getLogger("agentbot.job")
 def follow_up(job: Job, env: JobEnv) -> JobResult:
     """Answer review feedback, `/fix` or failed CI on pull request `job.number`."""
     assert job.number is not None, "a follow-up needs a pull request number"
-    flow = _FollowUp(job, env)
-    try:
-        return flow.run()
-    except Stop as stop:
-        return stop.result
-    except AgentbotError as exc:
-        return flow.fail(str(exc))
-    except Exception as exc:
-        log.exception("follow_up crashed")
-        return flow.fail(f"internal error: {type(exc).__name__}: {exc}")
+    return _FollowUp(job, env).outcome()
 
 
 class _FollowUp(Flow):

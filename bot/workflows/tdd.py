@@ -10,10 +10,9 @@ repository first gets a project skeleton (`chore` commit). Decisions: docs/tdd.m
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
-from bot.errors import AgentbotError, KataParseError
+from bot.errors import KataParseError
 from bot.guards import open_refusal
 from bot.models import Job, JobResult, JobStatus, KataDescription
 from bot.ports import JobEnv
@@ -31,8 +30,6 @@ from bot.workflows.pulls import publish_pull, request_review
 from bot.workflows.tdd_cycle import Engine
 from bot.workflows.workspace import open_workspace
 
-log = logging.getLogger("agentbot.job")
-
 STEPS = ("Read the kata", "Red-green-refactor cycles", "Open the pull request")
 DEFAULT_MAX_CYCLES = 20
 
@@ -40,16 +37,7 @@ DEFAULT_MAX_CYCLES = 20
 def tdd(job: Job, env: JobEnv) -> JobResult:
     """Run a TDD session for issue `job.number`; never raises for a job failure."""
     assert job.number is not None, "tdd needs an issue number"
-    flow = TddFlow(job, env)
-    try:
-        return flow.run()
-    except Stop as stop:
-        return stop.result
-    except AgentbotError as exc:
-        return flow.fail(str(exc))
-    except Exception as exc:
-        log.exception("tdd crashed")
-        return flow.fail(f"internal error: {type(exc).__name__}: {exc}")
+    return TddFlow(job, env).outcome()
 
 
 class TddFlow(Flow):
