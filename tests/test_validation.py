@@ -686,6 +686,22 @@ def test_baseline_passes_a_change_that_adds_no_failure(
     assert not validate(repo, data_dir, base_env, config=NO_TYPES).passed
 
 
+def test_a_same_size_change_within_the_second_is_what_the_tests_run(
+    repo: Path, data_dir: Path, base_env: dict[str, str]
+) -> None:
+    # CI found it: the next test's fresh repo, at the same path, had the same-size `a - b`
+    # as the last one's, and Python ran the cached bytecode of the old text.
+    env = {k: v for k, v in base_env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    source = repo / "src" / "demo" / "__init__.py"
+    stamp = int(time.time())
+    write(repo, {"src/demo/__init__.py": CODE.replace("a + b", "a - b")})
+    os.utime(source, (stamp, stamp))
+    assert not validate(repo, data_dir, env, config=NO_TYPES).passed
+    write(repo, {"src/demo/__init__.py": CODE})
+    os.utime(source, (stamp, stamp))
+    assert validate(repo, data_dir, env, config=NO_TYPES).passed
+
+
 def test_baseline_is_read_from_the_cache_by_commit_sha(
     repo: Path, data_dir: Path, base_env: dict[str, str]
 ) -> None:

@@ -83,6 +83,18 @@ def clip(text: str, limit: int = OUTPUT_LIMIT) -> str:
     return f"{text[:head]}\n[... {cut} characters cut ...]\n{text[-tail:]}"
 
 
+def drop_bytecode(cwd: Path, env: Mapping[str, str]) -> None:
+    """Forget the bytecode cached for the files under `cwd` (PYTHONPYCACHEPREFIX mirrors it).
+
+    A .pyc is trusted while its source's mtime (whole seconds) and size match: a same-size
+    change within the second (`'` to `"` by a formatter, a fix round, a workspace reused by
+    the next job) would run the old text. Installed packages elsewhere stay cached.
+    """
+    prefix = env.get("PYTHONPYCACHEPREFIX")
+    if prefix:
+        shutil.rmtree(Path(prefix, *cwd.resolve().parts[1:]), ignore_errors=True)
+
+
 def run_command(
     command: str,
     cwd: Path,
@@ -105,6 +117,7 @@ def run_command(
     `readable`; `setup` gives it the setup stage's network (`sandbox.network`).
     """
     clock = clock or SystemClock()
+    drop_bytecode(cwd, env)
     argv = ["/bin/sh", "-c", command]
     start = clock.monotonic()
     with tempfile.TemporaryFile() as out:
