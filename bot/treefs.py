@@ -52,7 +52,7 @@ def _parent(root: Path, parts: list[str], *, create: bool) -> Iterator[int]:
                     raise
                 os.mkdir(name, 0o755, dir_fd=fd)
                 nxt = os.open(name, _DIR, dir_fd=fd)
-            except (NotADirectoryError, OSError) as exc:
+            except OSError as exc:
                 if not create or isinstance(exc, PermissionError):
                     msg = f"{'/'.join(parts)}: {name} is a link or not a folder"
                     raise UnsafePath(msg) from None

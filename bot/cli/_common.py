@@ -134,6 +134,16 @@ def git_out(repo_dir: Path, *args: str) -> str:
     return proc.stdout.strip()
 
 
+def require_pushed(repo_dir: Path, branch: str) -> None:
+    """Exit 2 unless the checkout is clean and `branch` holds nothing origin lacks (a job
+    starts from the pushed branch, so local work would be silently left out)."""
+    if git_out(repo_dir, "status", "--porcelain"):
+        raise usage_error(f"{repo_dir} has uncommitted changes: commit and push them first")
+    git_out(repo_dir, "fetch", "--quiet", "origin", branch)
+    if git_out(repo_dir, "rev-list", f"origin/{branch}..HEAD"):
+        raise usage_error(f"branch {branch} has commits origin does not: push them first")
+
+
 def repo_from_origin(repo_dir: Path) -> str:
     """`owner/name` from the checkout's origin URL (https, ssh or a local path)."""
     url = git_out(repo_dir, "remote", "get-url", "origin")

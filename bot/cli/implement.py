@@ -13,6 +13,7 @@ from bot.cli._common import (
     git_out,
     print_result,
     repo_from_origin,
+    require_pushed,
     usage_error,
 )
 from bot.cli.app import app
@@ -75,11 +76,7 @@ def implement(
     except ValueError:
         raise usage_error(f"{tasks_md} is not inside the checkout {repo_dir}") from None
     branch = git_out(repo_dir, "rev-parse", "--abbrev-ref", "HEAD")
-    if git_out(repo_dir, "status", "--porcelain"):
-        raise usage_error(f"{repo_dir} has uncommitted changes: commit and push them first")
-    git_out(repo_dir, "fetch", "--quiet", "origin", branch)
-    if git_out(repo_dir, "rev-list", f"origin/{branch}..HEAD"):
-        raise usage_error(f"branch {branch} has commits origin does not: push them first")
+    require_pushed(repo_dir, branch)
     repo = check_repo_name(github_repo) if github_repo else repo_from_origin(repo_dir)
     from bot.workflows.implement import implement as run  # loads only when it runs
 

@@ -8,7 +8,6 @@ why where its users will look (fix_issue: the progress comment and a label).
 from __future__ import annotations
 
 import logging
-import shutil
 from collections.abc import Callable
 
 from bot.agent import Conversation, FinishCheck
@@ -120,11 +119,9 @@ class Flow:
         """Drop the workspace's cached bytecode before validation runs again: a file the
         agent changed within the second it was compiled, to a text of the same size, looks
         unchanged to Python, which would run the stale bytecode."""
+        # The stage cache (PYTHONPYCACHEPREFIX) is forgotten by every command it runs
+        # (bot.validation.runner.drop_bytecode); what the tree holds goes here.
         purge_bytecode(self.ws.path)
-        senv = self.workenv.stage_env if self.workenv is not None else None
-        prefix = senv.env.get("PYTHONPYCACHEPREFIX") if senv is not None else None
-        if prefix:
-            shutil.rmtree(prefix, ignore_errors=True)
 
     def repair_round(self, failing: ValidationReport, *, goal: str) -> None:
         """A fix round: validation's verdict goes back into the last agent's conversation
