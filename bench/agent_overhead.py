@@ -34,7 +34,7 @@ from bot.roles import ISSUE_FIXER
 from bot.roles.issue_fixer import issue_task
 from bot.session import Session
 from bot.tools import Toolbox, ToolOutcome, tool_definitions
-from bot.workflows.workenv import file_tree
+from bot.workflows.steps.workenv import file_tree
 from tests.fakes.scripted_llm import ScriptedLLM, finish, reply, tool_use
 
 

@@ -21,10 +21,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import bot.workflows.fix_issue as fix_module
+import bot.workflows.fix.story as fix_module
 from bot.models import Job, JobKind, JobStatus, ValidationReport
 from bot.validation import run_validation
-from bot.workflows.fix_issue import fix_issue
+from bot.workflows.fix.story import fix_issue
 from tests.e2e import BUGGY_FILES, REPO, world
 from tests.fakes.anthropic import finish, reply, tool_use
 

@@ -12,7 +12,7 @@ queue's bookkeeping and one-job-per-issue hold). Everything else happens here, o
 - guard: the actor's permission and the issue's state now, from the same FactCache.
 - run: dispatch to Actions, or the kind's handler from `handlers` with the FactCache as
   the job's GitHub, so the workflow reads the same facts again for free, inside the job's
-  check run (`bot.workflows.check_run`); the job's sandbox (opened by the door's
+  check run (`bot.workflows.steps.check_run`); the job's sandbox (opened by the door's
   `make_env`) is closed when the handler returns.
 """
 
@@ -198,7 +198,7 @@ class UseCase:
         self._check_credentials(plan)
         log.info("running %s here", plan.job.kind.value)
         # Imported here: `agentbot --help` and the receiver must not load the workflows.
-        from bot.workflows.check_run import run_checked
+        from bot.workflows.steps.check_run import run_checked
 
         env = self.make_env(plan.github, plan.config)
         if self.bot_login and not env.bot_login:

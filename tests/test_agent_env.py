@@ -25,7 +25,7 @@ import pytest
 from bot.config import RepoConfig
 from bot.models import JobStatus
 from bot.sandbox import SandboxPolicy, sandbox_status
-from bot.workflows.fix_issue import fix_issue
+from bot.workflows.fix.story import fix_issue
 from tests.e2e import world
 from tests.fakes.anthropic import finish, reply, tool_use
 from tests.test_fix_issue import job, seed_issue

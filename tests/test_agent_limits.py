@@ -12,7 +12,7 @@ import pytest
 from bot.config import RepoConfig
 from bot.errors import LimitsExceeded
 from bot.models import JobStatus
-from bot.workflows.fix_issue import fix_issue
+from bot.workflows.fix.story import fix_issue
 from tests import test_agent
 from tests.e2e import FIX_EDIT, REPO, TEST_EDIT, fast_validation_yaml, world
 from tests.fakes import anthropic as fake

@@ -9,7 +9,7 @@ import pytest
 
 from bot.config import RepoConfig
 from bot.models import Job, JobKind, JobStatus
-from bot.workflows.cover import cover
+from bot.workflows.cover.story import cover
 from tests.cover_script import Method, team
 from tests.cover_tools import JEST_VERSION, VITEST_VERSION, jest_modules, vitest_modules
 from tests.e2e import REPO, world

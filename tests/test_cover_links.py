@@ -14,7 +14,7 @@ from bot.models import Job, JobKind, JobStatus
 from bot.sandbox import SandboxPolicy, sandbox_status
 from bot.validation.environment import build_stage_env
 from bot.validation.profiles import detect_profile
-from bot.workflows.cover import cover
+from bot.workflows.cover.story import cover
 from tests.cover_script import Method, team
 from tests.e2e import BUGGY_FILES, REPO, world
 from tests.fakes.gitrepo import push_files

@@ -10,7 +10,7 @@ import pytest
 from bot.config import RepoConfig
 from bot.cover.runners.rust import parse_cargo_tests
 from bot.models import Job, JobKind, JobStatus
-from bot.workflows.cover import cover
+from bot.workflows.cover.story import cover
 from tests.cover_script import Method, team
 from tests.e2e import REPO, world
 from tests.fakes.gitrepo import commits, push_files, read_file

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from bot.models import Job, JobKind, JobStatus
-from bot.workflows.cover import cover
+from bot.workflows.cover.story import cover
 from tests.cover_script import Method, team
 from tests.e2e import BUGGY_FILES, REPO, fast_validation_yaml, world
 from tests.fakes.gitrepo import branch_sha, clone_branch, commits, push_files

@@ -10,7 +10,7 @@ from bot.cover.runners import JestRunner, PytestRunner, RSpecRunner, VitestRunne
 from bot.cover.table import MethodReport, cover_table, red_zone_message
 from bot.validation.environment import build_stage_env
 from bot.validation.profiles import detect_profile
-from bot.workflows.cover_result import commit_subject
+from bot.workflows.cover.result import commit_subject
 
 
 def test_the_table_has_a_row_per_method_with_its_stages_and_cost() -> None:
@@ -111,7 +111,7 @@ def test_runner_choice_and_commands(tmp_path: Path) -> None:
 
 
 def test_result_items_say_what_happened_to_each_method() -> None:
-    from bot.workflows.cover_result import items
+    from bot.workflows.cover.result import items
 
     done = MethodReport(
         "a.py::f", "f", "green", "new", tests=["t::x"], before=ChangedCoverage(0, 2),

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from bot.models import JobStatus
-from bot.workflows.fix_issue import fix_issue
+from bot.workflows.fix.story import fix_issue
 from tests.e2e import FIX_EDIT, REPO, TEST_EDIT, world
 from tests.fakes.anthropic import finish, reply, tool_use
 from tests.fakes.gitrepo import read_tree

@@ -11,7 +11,7 @@ import pytest
 from bot.config import RepoConfig
 from bot.models import Job, JobKind, JobStatus
 from bot.report import PROGRESS_MARKER
-from bot.workflows.fix_issue import fix_issue
+from bot.workflows.fix.story import fix_issue
 from tests.e2e import FIX_EDIT, REPO, TEST_EDIT, World, fast_validation_yaml, world
 from tests.fakes.anthropic import Step, error, finish, reply, tool_use, usage
 from tests.fakes.gitrepo import branch_sha, clone_branch, commits

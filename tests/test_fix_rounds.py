@@ -12,7 +12,7 @@ from bot.config import RepoConfig
 from bot.models import JobStatus, ValidationReport
 from bot.models.validation import CommandResult, QualityGateResult
 from bot.roles.fixer import repair_task
-from bot.workflows.fix_issue import fix_issue
+from bot.workflows.fix.story import fix_issue
 from tests.e2e import FIX_EDIT, fast_validation_yaml, world
 from tests.fakes.anthropic import finish, reply, tool_use
 from tests.fakes.gitrepo import read_tree

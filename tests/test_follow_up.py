@@ -15,8 +15,8 @@ from bot.llm import AnthropicLLM
 from bot.models import Job, JobKind, JobResult, JobStatus
 from bot.ports import GitHubPort, JobEnv, Push, push_branch
 from bot.usecase import UseCase
-from bot.workflows.fix_issue import fix_issue
-from bot.workflows.follow_up import follow_up
+from bot.workflows.fix.story import fix_issue
+from bot.workflows.follow_up.story import follow_up
 from tests.e2e import BUGGY_FILES, REPO, World, fast_validation_yaml, world
 from tests.fakes.anthropic import Step, finish, reply, tool_use
 from tests.fakes.github.routes_reviews import add_review_comment, thread_of

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.git import Workspace
-from bot.workflows.head_guard import guarded
+from bot.workflows.steps.head_guard import guarded
 
 
 def git(root: Path, *args: str) -> str:

@@ -15,7 +15,7 @@ from bot.git import clone
 from bot.models import Job, JobKind, JobStatus
 from bot.outbound.guard import PushGuard
 from bot.tasks_md import parse_tasks
-from bot.workflows.implement import ImplementRun, TaskOutcome, implement
+from bot.workflows.implement.story import ImplementRun, TaskOutcome, implement
 from tests.e2e import BUGGY_FILES, REPO, World, world
 from tests.fakes.anthropic import RecordedRequest, ScriptedReply, finish, reply, tool_use
 from tests.fakes.gitrepo import commits, file_url, git, push_files, read_file

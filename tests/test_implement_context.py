@@ -7,7 +7,7 @@ from pathlib import Path
 
 from bot.git import Workspace
 from bot.roles.implementer import DOC_CHARS, DOCS_CHARS, build_task, design_context
-from bot.workflows.tasks_file import READ_LIMIT, design_docs
+from bot.workflows.implement.tasks_file import READ_LIMIT, design_docs
 
 
 def repo(tmp_path: Path, files: dict[str, str]) -> Workspace:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bot.clock import FakeClock
 from bot.report import PROGRESS_MARKER
 from bot.tasks_md import parse_tasks
-from bot.workflows.progress import TaskBoard
+from bot.workflows.steps.progress import TaskBoard
 from tests.fakes.github import FakeGitHub
 
 REPO = "octo/calc"

@@ -15,7 +15,7 @@ import pytest
 
 from bot.clock import SystemClock
 from bot.models import Job, JobKind, JobStatus
-from bot.workflows.implement import implement
+from bot.workflows.implement.story import implement
 from tests.e2e import REPO, World, fast_validation_yaml, world
 from tests.fakes.anthropic import RecordedRequest, ScriptedReply, finish, reply, tool_use
 from tests.fakes.gitrepo import commits, git, push_files, read_file

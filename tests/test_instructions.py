@@ -9,7 +9,7 @@ import pytest
 from bot.git import clone
 from bot.instructions import MAX_FILE_BYTES, Instructions, load_instructions, nested_candidates
 from bot.models import Job, JobKind, JobStatus
-from bot.workflows.fix_issue import fix_issue
+from bot.workflows.fix.story import fix_issue
 from tests.e2e import BUGGY_FILES, REPO, world
 from tests.fakes.gitrepo import file_url, git, make_remote, push_files
 from tests.test_fix_issue import fix_script, seed_issue

@@ -19,7 +19,7 @@ import pytest
 from bot.config import RepoConfig
 from bot.models import Job, JobKind, JobStatus
 from bot.sandbox import Sandbox, SandboxPolicy, sandbox_status
-from bot.workflows.fix_issue import fix_issue
+from bot.workflows.fix.story import fix_issue
 from tests.e2e import FIX_EDIT, REPO, TEST_EDIT, World, fast_validation_yaml, world
 from tests.fakes.anthropic import Step, finish, reply, tool_use
 from tests.fakes.github import DEFAULT_TOKEN

@@ -16,8 +16,8 @@ from bot.roles import ISSUE_FIXER
 from bot.roles.issue_fixer import issue_task
 from bot.tools import Toolbox
 from bot.untrusted import BODY_CAP
-from bot.workflows.fix_issue import fix_issue
-from bot.workflows.workenv import file_tree
+from bot.workflows.fix.story import fix_issue
+from bot.workflows.steps.workenv import file_tree
 from tests.e2e import world
 from tests.fakes.anthropic import finish, reply
 from tests.test_fix_issue import job, seed_issue

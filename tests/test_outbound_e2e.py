@@ -10,7 +10,7 @@ import pytest
 
 from bot.models import Job, JobKind, JobStatus
 from bot.secrets import register
-from bot.workflows.fix_issue import fix_issue
+from bot.workflows.fix.story import fix_issue
 from tests.e2e import REPO, fast_validation_yaml, world
 from tests.fakes.anthropic import Step, finish, reply, tool_use
 from tests.fakes.gitrepo import branch_sha, clone_branch

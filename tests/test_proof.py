@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from bot.models import JobStatus
-from bot.workflows.fix_issue import fix_issue
-from bot.workflows.proof import PROVEN, Proof, base_failures, own_fault
+from bot.workflows.fix.story import fix_issue
+from bot.workflows.steps.proof import PROVEN, Proof, base_failures, own_fault
 from tests.e2e import FIX_EDIT, REPO, TEST_EDIT, world
 from tests.fakes.anthropic import finish, reply, tool_use
 from tests.test_fix_issue import job, seed_issue

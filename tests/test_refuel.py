@@ -9,7 +9,8 @@ import pytest
 
 from bot.models import Job, JobKind, JobResult, JobStatus, Usage
 from bot.ports import JobEnv
-from bot.workflows.refuel import refuel
+from bot.workflows.fix.story import fix_issue
+from bot.workflows.refuel.story import refuel
 from tests.e2e import REPO, world
 from tests.test_fix_issue import fix_script
 
@@ -102,7 +103,9 @@ def test_refuel_runs_the_real_fixer(tmp_path: Path) -> None:
     with world(tmp_path, fix_script()) as w:
         w.gh.add_issue(REPO, number=7, title="add() is wrong", labels=["agent-fix"])
         w.gh.add_issue(REPO, number=8, title="taken", labels=["agent-fix"], assignees=["dan"])
-        result = refuel(Job(kind=JobKind.REFUEL, repo=REPO, params={"limit": 3}), w.env())
+        result = refuel(
+            Job(kind=JobKind.REFUEL, repo=REPO, params={"limit": 3}), w.env(), run_fix=fix_issue
+        )
         assert result.status == JobStatus.SUCCESS, result.items
         assert [i["status"] for i in result.items] == ["skipped", "success"]
         assert len(w.gh.pulls(REPO)) == 1 and result.turns == 3

@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 from bot.git import Workspace
-from bot.workflows import tdd_files as files
+from bot.workflows.tdd import files
 
 
 def repo(tmp: Path) -> Workspace:

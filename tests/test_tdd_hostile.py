@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.git.runner import BOT_EMAIL
-from bot.workflows.tdd import tdd
+from bot.workflows.tdd.story import tdd
 from tests.e2e import REPO, world
 from tests.fakes.anthropic import RecordedRequest, ScriptedReply, reply, tool_use
 from tests.fakes.gitrepo import commits

@@ -12,7 +12,7 @@ import pytest
 
 from bot.config import RepoConfig
 from bot.models import Job, JobKind, JobStatus
-from bot.workflows.tdd import tdd
+from bot.workflows.tdd.story import tdd
 from tests.e2e import REPO, World, fast_validation_yaml, world
 from tests.fakes.gitrepo import commits
 from tests.tdd_script import Cycle, team

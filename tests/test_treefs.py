@@ -13,7 +13,7 @@ from bot.clock import FakeClock
 from bot.git import Workspace
 from bot.session import Session
 from bot.validation.changes import TreeGuard
-from bot.workflows.agents import commit_session
+from bot.workflows.steps.agents import commit_session
 from tests.test_validation_gate import make_repo
 
 

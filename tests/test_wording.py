@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from bot.models import Job, JobKind, JobStatus
-from bot.workflows.fix_issue import fix_issue
-from bot.workflows.refuel import refuel
+from bot.workflows.fix.story import fix_issue
+from bot.workflows.refuel.story import refuel
 from tests.e2e import REPO, world
 from tests.fakes.anthropic import finish, reply
 from tests.fakes.gitrepo import branch_sha
@@ -43,7 +43,7 @@ def test_a_refuel_runs_budget_ending_leaves_the_issue_eligible(tmp_path: Path) -
     with world(tmp_path, fix_script()) as w:
         seed_issue(w)
         run = Job(kind=JobKind.REFUEL, repo=REPO, params={"max_usd": 0.001})
-        result = refuel(run, w.env())
+        result = refuel(run, w.env(), run_fix=fix_issue)
         (item,) = [i for i in result.items if i["id"] == "#7"]
         assert item["status"] == "neutral", item
         body = w.gh.comments_on(REPO, 7)[0].body

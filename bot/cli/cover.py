@@ -59,7 +59,7 @@ def cover(
     if base is not None and base == branch:
         raise usage_error(f"--base {base} is the branch to cover; name the branch it grew from")
     repo = check_repo_name(github_repo) if github_repo else repo_from_origin(repo_dir)
-    from bot.workflows.cover import cover as run  # loads only when it runs
+    from bot.workflows.cover.story import cover as run  # loads only when it runs
 
     params: dict[str, object] = {"targets": list(targets or []), "force": force, "base": base or ""}
     job = Job(kind=JobKind.COVER, repo=repo, ref=branch, params=params)

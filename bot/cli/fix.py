@@ -37,7 +37,7 @@ def fix(
     if repo_dir is not None and git_out(repo_dir, "status", "--porcelain"):
         # The fix resets the checkout to the base branch: never over someone's work.
         raise usage_error(f"{repo_dir} has uncommitted changes: commit or stash them first")
-    from bot.workflows.fix_issue import fix_issue  # loads only when it runs
+    from bot.workflows.fix.story import fix_issue  # loads only when it runs
 
     with command_env(repo, checkout=repo_dir, dry_run=dry_run) as env:
         # The person running the CLI holds the token: no permission guard applies to them.

@@ -78,7 +78,7 @@ def implement(
     branch = git_out(repo_dir, "rev-parse", "--abbrev-ref", "HEAD")
     require_pushed(repo_dir, branch)
     repo = check_repo_name(github_repo) if github_repo else repo_from_origin(repo_dir)
-    from bot.workflows.implement import implement as run  # loads only when it runs
+    from bot.workflows.implement.story import implement as run  # loads only when it runs
 
     params: dict[str, object] = {"tasks_path": rel, "selection": chosen}
     job = Job(kind=JobKind.IMPLEMENT, repo=repo, ref=branch, number=pr, params=params)

@@ -33,7 +33,9 @@ def refuel(
 ) -> None:
     """Process open issues with the fix label, in priority order, within --limit and --max-usd."""
     check_repo_name(repo)
-    from bot.workflows.refuel import refuel as run  # loads only when it runs
+    from bot.workflows.handlers import HANDLERS  # loads only when it runs
+
+    run = HANDLERS[JobKind.REFUEL]
 
     params = {"label": label or "", "limit": limit, "max_usd": max_usd or ""}
     with command_env(repo, checkout=None, dry_run=dry_run) as env:

@@ -59,7 +59,7 @@ def tdd(
     missing = missing_credentials(settings)
     if missing is not None:  # before the first request, as every job command
         raise usage_error(f"{missing}; `agentbot doctor` checks the whole setup")
-    from bot.workflows.tdd_local import run_local  # loads only when it runs
+    from bot.workflows.tdd.local import run_local  # loads only when it runs
 
     with open_sandbox(settings, config) as sandbox:
         env = JobEnv(

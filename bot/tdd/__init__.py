@@ -3,5 +3,5 @@
 `kata` parses a kata or a feature request into requirements, `verdict` judges a test run
 (RED for the right reason, overshoot, GREEN), `state` holds the cycles done and reads them
 back from the branch, `skeleton` makes a fresh project per language, `suite` runs the
-repository's test command, `table` renders the PR body. The flow is `bot.workflows.tdd`.
+repository's test command, `table` renders the PR body. The flow is `bot.workflows.tdd.story`.
 """

@@ -13,13 +13,13 @@ from pathlib import Path
 
 from bot.clock import Clock
 from bot.config import ValidationConfig
-from bot.cover.environment import prepare
 from bot.errors import AgentbotError
 from bot.sandbox import Sandbox
 from bot.tdd.verdict import SuiteRun
 from bot.validation import parse_test_counts, run_command
 from bot.validation.environment import StageEnv
 from bot.validation.parsers import infer_runner
+from bot.validation.repo_env import prepare
 
 _SKIP = frozenset({".git", "node_modules", ".venv", "venv", ".tox", "target"})
 

@@ -2,24 +2,26 @@
 
 A kind is routed only when it has a handler here (`decide(..., kinds=HANDLERS)`), so a
 trigger whose workflow is not built never starts a job, and the bot never offers it. To
-add a kind: write `bot/workflows/<kind>.py` with `<kind>(job, env) -> JobResult`, add it
-below, and add its trigger's rules to `bot.events.routes`. Tests pass their own map to
+add a kind: write the package `bot/workflows/<kind>/` whose `story` module has
+`<kind>(job, env) -> JobResult`, add it below, and add its trigger's rules to
+`bot.events.routes`. Tests pass their own map to
 the doors (`UseCase(handlers=...)`) the way the entry points pass this one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from types import MappingProxyType
 
 from bot.models import JobKind
 from bot.ports import Handler
-from bot.workflows.cover import cover
-from bot.workflows.fix_issue import fix_issue
-from bot.workflows.follow_up import follow_up
-from bot.workflows.implement import implement
-from bot.workflows.refuel import refuel
-from bot.workflows.tdd import tdd
+from bot.workflows.cover.story import cover
+from bot.workflows.fix.story import fix_issue
+from bot.workflows.follow_up.story import follow_up
+from bot.workflows.implement.story import implement
+from bot.workflows.refuel.story import refuel
+from bot.workflows.tdd.story import tdd
 
 HANDLERS: Mapping[JobKind, Handler] = MappingProxyType(
     {
@@ -27,7 +29,7 @@ HANDLERS: Mapping[JobKind, Handler] = MappingProxyType(
         JobKind.FIX_ISSUE: fix_issue,
         JobKind.FOLLOW_UP: follow_up,
         JobKind.IMPLEMENT: implement,
-        JobKind.REFUEL: refuel,
+        JobKind.REFUEL: partial(refuel, run_fix=fix_issue),
         JobKind.TDD: tdd,
     }
 )

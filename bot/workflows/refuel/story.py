@@ -11,8 +11,7 @@ from bot.errors import AgentbotError
 from bot.models import Job, JobKind, JobResult, JobStatus, Usage
 from bot.models.github import Issue, PullRequest
 from bot.ports import JobEnv
-from bot.workflows.fix_issue import fix_issue
-from bot.workflows.flow import RUN_BUDGET
+from bot.workflows.steps.flow import RUN_BUDGET
 
 _PRIORITY = [
     (re.compile(r"\b(p0|critical|urgent|blocker)\b"), 0),
@@ -56,9 +55,12 @@ def refuel(
     job: Job,
     env: JobEnv,
     *,
-    run_fix: Callable[[Job, JobEnv], JobResult] = fix_issue,
+    run_fix: Callable[[Job, JobEnv], JobResult],
 ) -> JobResult:
-    """Process eligible issues in priority order, at most `limit`, until the budget is spent."""
+    """Process eligible issues in priority order, at most `limit`, until the budget is spent.
+
+    `run_fix` is the IssueFixer, passed in by the handler map: a kind never imports another.
+    """
     cfg = env.config
     label = str(job.params.get("label") or cfg.labels.fix)
     limit = int(job.params.get("limit") or 10)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from bot.errors import GitHubError
 from bot.models.github import PullRequest
 from bot.ports import GitHubPort, GitHubReads, JobEnv
-from bot.workflows.flow import Refused
+from bot.workflows.steps.flow import Refused
 
 log = logging.getLogger("agentbot.job")
 

@@ -28,9 +28,9 @@ from bot.models import AgentResult, AgentStatus
 from bot.outbound.paths import TEST_PATH
 from bot.roles import cover_analyst, test_architect, test_writer
 from bot.roles.cover_brief import MethodBrief
-from bot.workflows.agents import unmet
-from bot.workflows.cover_context import CoverContext
-from bot.workflows.cover_review import review
+from bot.workflows.cover.context import CoverContext
+from bot.workflows.cover.review import review
+from bot.workflows.steps.agents import unmet
 
 
 class MethodStages:

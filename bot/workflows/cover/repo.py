@@ -10,7 +10,7 @@ from bot.cover.discovery import ChangedMethod, SourcePair, changed_lines, discov
 from bot.cover.languages import language_for
 from bot.git import Workspace
 from bot.outbound.paths import TEST_PATH
-from bot.workflows.cover_context import CoverContext
+from bot.workflows.cover.context import CoverContext
 
 
 def changed_methods(ws: Workspace, base: str) -> list[ChangedMethod]:

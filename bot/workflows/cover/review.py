@@ -18,7 +18,7 @@ from bot.cover.prune import drop_tests
 from bot.cover.results import CaseResult
 from bot.cover.runners import SuiteRunner
 from bot.errors import CoverStageError
-from bot.workflows.cover_context import CoverContext
+from bot.workflows.cover.context import CoverContext
 
 
 @dataclass

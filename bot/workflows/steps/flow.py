@@ -19,10 +19,10 @@ from bot.roles import FIXER, Role
 from bot.roles.fixer import feedback_message, repair_task
 from bot.session import Session
 from bot.tdd.suite import purge_bytecode
-from bot.workflows.agents import job_budget, role_conversation
-from bot.workflows.finish_check import WorkspaceFinishCheck, remove_scratch
-from bot.workflows.limits import worktree_problems
-from bot.workflows.workenv import WorkEnv, prepare_workenv
+from bot.workflows.steps.agents import job_budget, role_conversation
+from bot.workflows.steps.finish_check import WorkspaceFinishCheck, remove_scratch
+from bot.workflows.steps.limits import worktree_problems
+from bot.workflows.steps.workenv import WorkEnv, prepare_workenv
 
 RUN_BUDGET = "run_budget_usd"
 """Job param a refuel run sets when what it has left, not `budget.max_usd_per_job`, caps a job."""

@@ -25,8 +25,8 @@ from bot.clock import Clock
 from bot.git import Workspace
 from bot.validation import run_command
 from bot.validation.changes import TreeGuard
-from bot.workflows.finish_check import is_test
-from bot.workflows.workenv import WorkEnv
+from bot.workflows.steps.finish_check import is_test
+from bot.workflows.steps.workenv import WorkEnv
 
 PROVEN, UNPROVEN, ALREADY_PASSES, NOT_CHECKED = "proven", "unproven", "passes-on-base", "unchecked"
 

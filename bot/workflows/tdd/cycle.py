@@ -29,9 +29,9 @@ from bot.tdd.suite import Suite
 from bot.tdd.table import feat_message, refactor_message
 from bot.tdd.verdict import Verdict, excerpt, judge_green, judge_red
 from bot.validation import run_validation
-from bot.workflows import tdd_files as files
-from bot.workflows.agents import run_role
-from bot.workflows.tdd_journal import Journal
+from bot.workflows.steps.agents import run_role
+from bot.workflows.tdd import files
+from bot.workflows.tdd.journal import Journal
 
 TRIES = 3
 

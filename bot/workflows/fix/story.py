@@ -34,22 +34,22 @@ from bot.report import (
 )
 from bot.roles import ISSUE_FIXER
 from bot.roles.issue_fixer import issue_task
-from bot.workflows.agents import (
+from bot.workflows.steps.agents import (
     commit_session,
     concerns,
     open_session,
     unmet,
     wants_review,
 )
-from bot.workflows.finish_check import WorkspaceFinishCheck, remove_scratch
-from bot.workflows.flow import Flow, Stop
-from bot.workflows.limits import push_guard
-from bot.workflows.progress import Progress
-from bot.workflows.proof import ALREADY_PASSES, Proof, prove, sent_back
-from bot.workflows.pulls import publish_pull, request_review
-from bot.workflows.validate import validate
-from bot.workflows.workenv import file_tree
-from bot.workflows.workspace import open_workspace
+from bot.workflows.steps.finish_check import WorkspaceFinishCheck, remove_scratch
+from bot.workflows.steps.flow import Flow, Stop
+from bot.workflows.steps.limits import push_guard
+from bot.workflows.steps.progress import Progress
+from bot.workflows.steps.proof import ALREADY_PASSES, Proof, prove, sent_back
+from bot.workflows.steps.pulls import publish_pull, request_review
+from bot.workflows.steps.validate import validate
+from bot.workflows.steps.workenv import file_tree
+from bot.workflows.steps.workspace import open_workspace
 
 log = logging.getLogger("agentbot.job")
 

@@ -23,11 +23,11 @@ from bot.roles.implementer import build_task
 from bot.session import Session
 from bot.tasks_md import Task, TaskPlan, tick
 from bot.untrusted import fence
-from bot.workflows.agents import run_role, unmet
-from bot.workflows.flow import Flow
-from bot.workflows.limits import push_guard, refuse, worktree_problems
-from bot.workflows.tasks_file import find_tasks
-from bot.workflows.validate import validate
+from bot.workflows.implement.tasks_file import find_tasks
+from bot.workflows.steps.agents import run_role, unmet
+from bot.workflows.steps.flow import Flow
+from bot.workflows.steps.limits import push_guard, refuse, worktree_problems
+from bot.workflows.steps.validate import validate
 
 TRIES = 3
 

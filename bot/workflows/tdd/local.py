@@ -16,8 +16,8 @@ from bot.ports import JobEnv
 from bot.tdd.skeleton import is_empty, package_name, write_skeleton
 from bot.tdd.state import TddState
 from bot.tdd.suite import open_suite
-from bot.workflows.agents import job_budget, open_session
-from bot.workflows.tdd_cycle import Engine
+from bot.workflows.steps.agents import job_budget, open_session
+from bot.workflows.tdd.cycle import Engine
 
 
 def run_local(

@@ -29,9 +29,9 @@ from bot.roles import repo_context as _role_context
 from bot.roles.base import INSTRUCTIONS_KEY
 from bot.session import Session
 from bot.tools import Toolbox
-from bot.workflows.head_guard import guarded
-from bot.workflows.limits import AGENTS_WORK
-from bot.workflows.workenv import WorkEnv
+from bot.workflows.steps.head_guard import guarded
+from bot.workflows.steps.limits import AGENTS_WORK
+from bot.workflows.steps.workenv import WorkEnv
 
 log = logging.getLogger("agentbot.job")
 

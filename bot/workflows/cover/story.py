@@ -26,16 +26,16 @@ from bot.git import Workspace
 from bot.models import Job, JobResult, JobStatus
 from bot.ports import JobEnv
 from bot.report import Step, StepState
-from bot.workflows.cover_context import CoverContext, open_context
-from bot.workflows.cover_repo import changed_methods, measure
-from bot.workflows.cover_result import items as result_items
-from bot.workflows.cover_result import squash
-from bot.workflows.cover_stages import MethodStages
-from bot.workflows.flow import Flow, Refused
-from bot.workflows.limits import push_guard
-from bot.workflows.progress import Progress
-from bot.workflows.pulls import same_repo_pull
-from bot.workflows.workspace import open_workspace
+from bot.workflows.cover.context import CoverContext, open_context
+from bot.workflows.cover.repo import changed_methods, measure
+from bot.workflows.cover.result import items as result_items
+from bot.workflows.cover.result import squash
+from bot.workflows.cover.stages import MethodStages
+from bot.workflows.steps.flow import Flow, Refused
+from bot.workflows.steps.limits import push_guard
+from bot.workflows.steps.progress import Progress
+from bot.workflows.steps.pulls import same_repo_pull
+from bot.workflows.steps.workspace import open_workspace
 
 COMMAND = "/cover"
 

@@ -12,7 +12,7 @@ from bot import treefs
 from bot.errors import AgentbotError, TaskParseError
 from bot.git import Workspace
 from bot.tasks_md import TaskPlan, parse_selection, select
-from bot.workflows.flow import Refused
+from bot.workflows.steps.flow import Refused
 
 
 def find_tasks(ws: Workspace, named: str) -> str:

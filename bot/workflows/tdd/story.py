@@ -22,13 +22,13 @@ from bot.tdd.skeleton import detect_language, is_empty, package_name, write_skel
 from bot.tdd.state import TddState
 from bot.tdd.suite import open_suite
 from bot.tdd.table import pr_body
-from bot.workflows.agents import open_session
-from bot.workflows.flow import Flow, Stop
-from bot.workflows.limits import push_guard
-from bot.workflows.progress import Progress
-from bot.workflows.pulls import publish_pull, request_review
-from bot.workflows.tdd_cycle import Engine
-from bot.workflows.workspace import open_workspace
+from bot.workflows.steps.agents import open_session
+from bot.workflows.steps.flow import Flow, Stop
+from bot.workflows.steps.limits import push_guard
+from bot.workflows.steps.progress import Progress
+from bot.workflows.steps.pulls import publish_pull, request_review
+from bot.workflows.steps.workspace import open_workspace
+from bot.workflows.tdd.cycle import Engine
 
 STEPS = ("Read the kata", "Red-green-refactor cycles", "Open the pull request")
 DEFAULT_MAX_CYCLES = 20

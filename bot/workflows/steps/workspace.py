@@ -7,7 +7,7 @@ import shutil
 from bot.git import Workspace, clone
 from bot.instructions import pin_default_branch
 from bot.ports import JobEnv
-from bot.workflows.limits import push_guard
+from bot.workflows.steps.limits import push_guard
 
 
 def open_workspace(env: JobEnv, repo: str, name: str) -> Workspace:

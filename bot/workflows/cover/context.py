@@ -9,7 +9,6 @@ from pathlib import Path
 
 from bot import treefs
 from bot.cost import BudgetTracker
-from bot.cover.environment import ensure_coverage_py, prepare
 from bot.cover.metadata import MetadataStore
 from bot.cover.runners import PytestRunner, SuiteRunner, runner_for
 from bot.git import Workspace
@@ -18,7 +17,8 @@ from bot.outbound.paths import TEST_PATH
 from bot.ports import JobEnv
 from bot.roles import Role
 from bot.session import Session
-from bot.workflows.agents import open_session, run_role
+from bot.validation.repo_env import ensure_coverage_py, prepare
+from bot.workflows.steps.agents import open_session, run_role
 
 
 @dataclass

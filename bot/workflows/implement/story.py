@@ -10,15 +10,15 @@ from bot.ports import JobEnv
 from bot.report import checklist_body, implement_pr_title, usage_line
 from bot.session import Session
 from bot.tasks_md import Task, TaskPlan, blockers, parse_tasks
-from bot.workflows.agents import concerns, open_session
-from bot.workflows.flow import Refused
-from bot.workflows.implement_tasks import TRIES, TaskOutcome, TaskWork
-from bot.workflows.limits import push_guard
-from bot.workflows.progress import TaskBoard
-from bot.workflows.pulls import open_pull, publish_pull, same_repo_pull
-from bot.workflows.tasks_file import design_docs, find_tasks
-from bot.workflows.tasks_file import selection as tasks_selection
-from bot.workflows.workspace import open_workspace
+from bot.workflows.implement.tasks import TRIES, TaskOutcome, TaskWork
+from bot.workflows.implement.tasks_file import design_docs, find_tasks
+from bot.workflows.implement.tasks_file import selection as tasks_selection
+from bot.workflows.steps.agents import concerns, open_session
+from bot.workflows.steps.flow import Refused
+from bot.workflows.steps.limits import push_guard
+from bot.workflows.steps.progress import TaskBoard
+from bot.workflows.steps.pulls import open_pull, publish_pull, same_repo_pull
+from bot.workflows.steps.workspace import open_workspace
 
 __all__ = ["TRIES", "ImplementRun", "TaskOutcome", "implement"]
 

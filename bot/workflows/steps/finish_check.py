@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 from bot.config import Limits
 from bot.git import Workspace
 from bot.models import AgentOutput
-from bot.workflows.limits import worktree_problems
+from bot.workflows.steps.limits import worktree_problems
 
 log = logging.getLogger("agentbot.job")
 

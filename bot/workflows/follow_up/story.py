@@ -37,11 +37,11 @@ from bot.report import subject_line
 from bot.roles import FIXER, ISSUE_FIXER
 from bot.roles.fixer import repair_task
 from bot.validation.sources import ci_workflows
-from bot.workflows.agents import open_session
-from bot.workflows.flow import Flow, Stop
-from bot.workflows.limits import push_guard, worktree_problems
-from bot.workflows.validate import validate
-from bot.workflows.workspace import open_workspace
+from bot.workflows.steps.agents import open_session
+from bot.workflows.steps.flow import Flow, Stop
+from bot.workflows.steps.limits import push_guard, worktree_problems
+from bot.workflows.steps.validate import validate
+from bot.workflows.steps.workspace import open_workspace
 
 log = logging.getLogger("agentbot.job")
 

@@ -1,0 +1,1 @@
+"""The /cover workflow: tests for a PR's changed methods (the pure core is bot.cover)."""

@@ -1,0 +1,1 @@
+"""The IssueFixer: an issue in, a validated pull request out."""

@@ -1,0 +1,1 @@
+"""The scheduled refuel run over the labelled backlog."""
