@@ -7,9 +7,10 @@ import logging
 import os
 import re
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -17,13 +18,22 @@ from bot.cli.app import EXIT_USAGE
 from bot.config import RepoConfig, Settings, load_settings
 from bot.errors import ConfigError
 from bot.logs import setup_logging
-from bot.models import JobResult
+from bot.models import Job, JobResult
 from bot.outbound.text import redact
 from bot.ports import FactCache, JobEnv
 from bot.report import step_summary
 from bot.sandbox import Sandbox, SandboxPolicy, SandboxStatus
 from bot.secrets import register_environment
 from bot.wiring import dress, github_client, job_env, missing_credentials
+
+GitHubRepoOption = Annotated[
+    str | None,
+    typer.Option("--github-repo", help="OWNER/REPO (default: from the origin remote)."),
+]
+CheckoutDryRunOption = Annotated[
+    bool, typer.Option("--dry-run", help="Commit locally; push and post nothing.")
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 
 _REF = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#(?P<number>\d+)$")
 
@@ -151,3 +161,18 @@ def repo_from_origin(repo_dir: Path) -> str:
     if not found:
         raise usage_error(f"cannot tell OWNER/REPO from origin {url!r}; pass --github-repo")
     return f"{found[1]}/{found[2]}"
+
+
+def run_on_checkout(
+    job: Job,
+    run: Callable[[Job, JobEnv], JobResult],
+    repo_dir: Path,
+    *,
+    dry_run: bool,
+    as_json: bool,
+) -> NoReturn:
+    """Run a job on a local checkout (the job's sandbox too), print its result, exit with it."""
+    with command_env(job.repo, checkout=repo_dir, dry_run=dry_run) as env:
+        result = run(job, env)
+    print_result(result, as_json=as_json)
+    raise typer.Exit(result.status.exit_code)

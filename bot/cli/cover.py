@@ -8,12 +8,14 @@ from typing import Annotated
 import typer
 
 from bot.cli._common import (
+    CheckoutDryRunOption,
+    GitHubRepoOption,
+    JsonOption,
     check_repo_name,
-    command_env,
     git_out,
-    print_result,
     repo_from_origin,
     require_pushed,
+    run_on_checkout,
     usage_error,
 )
 from bot.cli.app import app
@@ -38,14 +40,9 @@ def cover(
     force: Annotated[
         bool, typer.Option("--force", help="Go on past new red-zone methods.")
     ] = False,
-    github_repo: Annotated[
-        str | None,
-        typer.Option("--github-repo", help="OWNER/REPO (default: from the origin remote)."),
-    ] = None,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Commit locally; push and post nothing.")
-    ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    github_repo: GitHubRepoOption = None,
+    dry_run: CheckoutDryRunOption = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Write tests for the methods the branch added or changed; push them as one commit.
 
@@ -63,7 +60,4 @@ def cover(
 
     params: dict[str, object] = {"targets": list(targets or []), "force": force, "base": base or ""}
     job = Job(kind=JobKind.COVER, repo=repo, ref=branch, params=params)
-    with command_env(repo, checkout=repo_dir, dry_run=dry_run) as env:  # the job's sandbox too
-        result = run(job, env)
-    print_result(result, as_json=as_json)
-    raise typer.Exit(result.status.exit_code)
+    run_on_checkout(job, run, repo_dir, dry_run=dry_run, as_json=as_json)

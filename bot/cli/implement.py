@@ -8,12 +8,14 @@ from typing import Annotated
 import typer
 
 from bot.cli._common import (
+    CheckoutDryRunOption,
+    GitHubRepoOption,
+    JsonOption,
     check_repo_name,
-    command_env,
     git_out,
-    print_result,
     repo_from_origin,
     require_pushed,
+    run_on_checkout,
     usage_error,
 )
 from bot.cli.app import app
@@ -45,14 +47,9 @@ def implement(
         int | None, typer.Option(help="Only this phase number's tasks; same as `phase N`.")
     ] = None,
     pr: Annotated[int | None, typer.Option(help="Update this pull request's body.")] = None,
-    github_repo: Annotated[
-        str | None,
-        typer.Option("--github-repo", help="OWNER/REPO (default: from the origin remote)."),
-    ] = None,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Commit locally; push and post nothing.")
-    ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    github_repo: GitHubRepoOption = None,
+    dry_run: CheckoutDryRunOption = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Work the task list: one validated commit per task, its box ticked, pushed per batch.
 
@@ -82,7 +79,4 @@ def implement(
 
     params: dict[str, object] = {"tasks_path": rel, "selection": chosen}
     job = Job(kind=JobKind.IMPLEMENT, repo=repo, ref=branch, number=pr, params=params)
-    with command_env(repo, checkout=repo_dir, dry_run=dry_run) as env:
-        result = run(job, env)
-    print_result(result, as_json=as_json)
-    raise typer.Exit(result.status.exit_code)
+    run_on_checkout(job, run, repo_dir, dry_run=dry_run, as_json=as_json)

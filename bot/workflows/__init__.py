@@ -1,1 +1,1 @@
-"""Use cases: one module per job kind (fix_issue, implement, refuel); the map is handlers.py."""
+"""Use cases: one package per job kind and steps/ for what they share; the map is handlers.py."""
