@@ -10,7 +10,7 @@ import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import NoReturn
 
 import typer
 
@@ -25,15 +25,6 @@ from bot.report import step_summary
 from bot.sandbox import Sandbox, SandboxPolicy, SandboxStatus
 from bot.secrets import register_environment
 from bot.wiring import dress, github_client, job_env, missing_credentials
-
-GitHubRepoOption = Annotated[
-    str | None,
-    typer.Option("--github-repo", help="OWNER/REPO (default: from the origin remote)."),
-]
-CheckoutDryRunOption = Annotated[
-    bool, typer.Option("--dry-run", help="Commit locally; push and post nothing.")
-]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 
 _REF = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#(?P<number>\d+)$")
 
@@ -176,3 +167,12 @@ def run_on_checkout(
         result = run(job, env)
     print_result(result, as_json=as_json)
     raise typer.Exit(result.status.exit_code)
+
+
+def pushed_branch(repo_dir: Path, github_repo: str | None) -> tuple[str, str]:
+    """The checkout's branch, clean and pushed, and its OWNER/REPO; exit 2 otherwise."""
+    branch = git_out(repo_dir, "rev-parse", "--abbrev-ref", "HEAD")
+    if branch == "HEAD":
+        raise usage_error(f"{repo_dir} is not on a branch: check out the branch to work on")
+    require_pushed(repo_dir, branch)
+    return branch, check_repo_name(github_repo) if github_repo else repo_from_origin(repo_dir)

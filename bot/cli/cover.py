@@ -7,18 +7,9 @@ from typing import Annotated
 
 import typer
 
-from bot.cli._common import (
-    CheckoutDryRunOption,
-    GitHubRepoOption,
-    JsonOption,
-    check_repo_name,
-    git_out,
-    repo_from_origin,
-    require_pushed,
-    run_on_checkout,
-    usage_error,
-)
+from bot.cli._common import pushed_branch, run_on_checkout, usage_error
 from bot.cli.app import app
+from bot.cli.options import CheckoutDryRunOption, CheckoutOption, GitHubRepoOption, JsonOption
 from bot.models import Job, JobKind
 
 
@@ -28,12 +19,7 @@ def cover(
         list[str] | None,
         typer.Argument(help="Only these files or methods."),
     ] = None,
-    repo_dir: Annotated[
-        Path,
-        typer.Option(
-            "--repo", exists=True, file_okay=False, help="The checkout (its branch is covered)."
-        ),
-    ] = Path(),
+    repo_dir: CheckoutOption = Path(),
     base: Annotated[
         str | None, typer.Option(help="Compare with this branch (default: the default branch).")
     ] = None,
@@ -49,13 +35,9 @@ def cover(
     The branch must be pushed and the checkout clean: the run starts from the pushed branch.
     """
     repo_dir = repo_dir.resolve()
-    branch = git_out(repo_dir, "rev-parse", "--abbrev-ref", "HEAD")
-    if branch == "HEAD":
-        raise usage_error(f"{repo_dir} is not on a branch: check out the branch to cover")
-    require_pushed(repo_dir, branch)
+    branch, repo = pushed_branch(repo_dir, github_repo)
     if base is not None and base == branch:
         raise usage_error(f"--base {base} is the branch to cover; name the branch it grew from")
-    repo = check_repo_name(github_repo) if github_repo else repo_from_origin(repo_dir)
     from bot.workflows.cover.story import cover as run  # loads only when it runs
 
     params: dict[str, object] = {"targets": list(targets or []), "force": force, "base": base or ""}

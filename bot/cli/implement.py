@@ -7,18 +7,9 @@ from typing import Annotated
 
 import typer
 
-from bot.cli._common import (
-    CheckoutDryRunOption,
-    GitHubRepoOption,
-    JsonOption,
-    check_repo_name,
-    git_out,
-    repo_from_origin,
-    require_pushed,
-    run_on_checkout,
-    usage_error,
-)
+from bot.cli._common import pushed_branch, run_on_checkout, usage_error
 from bot.cli.app import app
+from bot.cli.options import CheckoutDryRunOption, CheckoutOption, GitHubRepoOption, JsonOption
 from bot.errors import TaskParseError
 from bot.models import Job, JobKind
 from bot.tasks_md import parse_selection, parse_tasks, select
@@ -34,12 +25,7 @@ def implement(
             help="Only these tasks: T010-T015, T012,T014, phase 3 or US2 (default: all).",
         ),
     ] = None,
-    repo_dir: Annotated[
-        Path,
-        typer.Option(
-            "--repo", exists=True, file_okay=False, help="The checkout (its branch is used)."
-        ),
-    ] = Path(),
+    repo_dir: CheckoutOption = Path(),
     task: Annotated[
         str | None, typer.Option(help="Only this task (e.g. T012); same as the SELECTION T012.")
     ] = None,
@@ -53,7 +39,7 @@ def implement(
 ) -> None:
     """Work the task list: one validated commit per task, its box ticked, pushed per batch.
 
-    The branch must be pushed and the checkout clean: the run starts from the pushed branch.
+    It starts from the pushed branch, so the checkout must be clean with nothing unpushed.
     """
     repo_dir = repo_dir.resolve()
     path = tasks_md.resolve()
@@ -72,9 +58,7 @@ def implement(
         rel = path.relative_to(repo_dir).as_posix()
     except ValueError:
         raise usage_error(f"{tasks_md} is not inside the checkout {repo_dir}") from None
-    branch = git_out(repo_dir, "rev-parse", "--abbrev-ref", "HEAD")
-    require_pushed(repo_dir, branch)
-    repo = check_repo_name(github_repo) if github_repo else repo_from_origin(repo_dir)
+    branch, repo = pushed_branch(repo_dir, github_repo)
     from bot.workflows.implement.story import implement as run  # loads only when it runs
 
     params: dict[str, object] = {"tasks_path": rel, "selection": chosen}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Required, TypedDict
 
 from pydantic import BaseModel, ConfigDict
 
@@ -179,3 +179,21 @@ class ReviewThread(_Model):
     resolved: bool = False
     minimized: frozenset[int] = frozenset()
     """The ids of the thread's comments a maintainer hid (of its first 100)."""
+
+
+class CheckRunStart(TypedDict, total=False):
+    """A new check run: its name and commit, an initial status, a link to the run's log."""
+
+    name: Required[str]
+    head_sha: Required[str]
+    status: str
+    details_url: str
+
+
+class CheckRunUpdate(TypedDict, total=False):
+    """A check run's next state; a conclusion with `completed`, and the output shown."""
+
+    status: Required[str]
+    conclusion: str | None
+    title: str
+    summary: str

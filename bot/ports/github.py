@@ -8,9 +8,18 @@ subclasses `GitHubProxy` and overrides only the calls it cares about.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, Unpack
 
-from bot.models.github import Comment, Issue, PullRequest, Repo, ReviewComment, ReviewThread
+from bot.models.github import (
+    CheckRunStart,
+    CheckRunUpdate,
+    Comment,
+    Issue,
+    PullRequest,
+    Repo,
+    ReviewComment,
+    ReviewThread,
+)
 
 
 class GitHubReads(Protocol):
@@ -120,27 +129,12 @@ class GitHubWrites(Protocol):
         """Resolve a review thread (its node id); False where GraphQL is unavailable."""
         ...
 
-    def create_check_run(
-        self,
-        repo: str,
-        *,
-        name: str,
-        head_sha: str,
-        status: str = "in_progress",
-        details_url: str = "",
-    ) -> int:
+    def create_check_run(self, repo: str, **run: Unpack[CheckRunStart]) -> int:
         """Create a check run on a commit; returns its id."""
         ...
 
     def update_check_run(
-        self,
-        repo: str,
-        check_run_id: int,
-        *,
-        status: str,
-        conclusion: str | None = None,
-        title: str = "",
-        summary: str = "",
+        self, repo: str, check_run_id: int, **update: Unpack[CheckRunUpdate]
     ) -> None:
         """Move a check run on."""
         ...
@@ -262,31 +256,12 @@ class GitHubProxy:
         """Forwarded."""
         return self.inner.resolve_review_thread(repo, thread_id)
 
-    def create_check_run(
-        self,
-        repo: str,
-        *,
-        name: str,
-        head_sha: str,
-        status: str = "in_progress",
-        details_url: str = "",
-    ) -> int:
+    def create_check_run(self, repo: str, **run: Unpack[CheckRunStart]) -> int:
         """Forwarded."""
-        return self.inner.create_check_run(
-            repo, name=name, head_sha=head_sha, status=status, details_url=details_url
-        )
+        return self.inner.create_check_run(repo, **run)
 
     def update_check_run(
-        self,
-        repo: str,
-        check_run_id: int,
-        *,
-        status: str,
-        conclusion: str | None = None,
-        title: str = "",
-        summary: str = "",
+        self, repo: str, check_run_id: int, **update: Unpack[CheckRunUpdate]
     ) -> None:
         """Forwarded."""
-        self.inner.update_check_run(
-            repo, check_run_id, status=status, conclusion=conclusion, title=title, summary=summary
-        )
+        self.inner.update_check_run(repo, check_run_id, **update)

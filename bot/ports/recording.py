@@ -11,9 +11,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
-from bot.models.github import Comment, PullRequest, ReviewComment
+from bot.models.github import CheckRunStart, CheckRunUpdate, Comment, PullRequest, ReviewComment
 from bot.ports.github import GitHubPort, GitHubProxy
 
 if TYPE_CHECKING:
@@ -95,32 +95,21 @@ class RecordingGitHub(GitHubProxy):
         self._record(f"resolve review thread {thread_id} of {repo}")
         return True
 
-    def create_check_run(
-        self,
-        repo: str,
-        *,
-        name: str,
-        head_sha: str,
-        status: str = "in_progress",
-        details_url: str = "",
-    ) -> int:
+    def create_check_run(self, repo: str, **run: Unpack[CheckRunStart]) -> int:
         """Recorded; returns a made-up id."""
-        self._record(f"create check run {name!r} ({status}) on {repo}@{head_sha[:12]}")
+        status, sha = run.get("status", "in_progress"), run["head_sha"][:12]
+        self._record(f"create check run {run['name']!r} ({status}) on {repo}@{sha}")
         return next(self._ids)
 
     def update_check_run(
-        self,
-        repo: str,
-        check_run_id: int,
-        *,
-        status: str,
-        conclusion: str | None = None,
-        title: str = "",
-        summary: str = "",
+        self, repo: str, check_run_id: int, **update: Unpack[CheckRunUpdate]
     ) -> None:
         """Recorded."""
+        status, conclusion = update["status"], update.get("conclusion")
         outcome = f"{status}/{conclusion}" if conclusion else status
-        self._record(f"set check run {check_run_id} on {repo} to {outcome}", summary)
+        self._record(
+            f"set check run {check_run_id} on {repo} to {outcome}", update.get("summary", "")
+        )
 
 
 class RecordingPush:
