@@ -14,7 +14,11 @@ fields (`body`, `title`, `summary`, `text`) also get:
 
 Decision: mentions and images inside code spans and blocks are changed too; GitHub would
 not act on them there, but the text is simpler to defuse everywhere than to parse exactly
-as github.com does, and a zero-width space in `@pytest.fixture` reads the same.
+as github.com does, and a zero-width space in `@pytest.fixture` reads the same. One
+exception: a body that is exactly one suggestion block (a review comment agentbot makes for a
+fork it cannot push to, `bot.followup.suggestions`) is only redacted, because its text is
+committed as code when the contributor accepts it; the whole body is one fenced code block
+whose fence no line inside can close, where GitHub neither notifies nor loads anything.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ PROSE_FIELDS = frozenset({"body", "title", "summary", "text"})
 """Request fields GitHub renders as Markdown (or shows as a title)."""
 
 ZWSP = "\u200b"
+_SUGGESTION = re.compile(r"\A(?P<fence>`{3,})suggestion\n(?P<text>(?:[^\n]*\n)*?)(?P=fence)\Z")
 IMAGE_REMOVED = "(image removed)"
 
 # GitHub logins: alphanumerics and single inner hyphens, up to 39; `@org/team` for teams.
@@ -78,6 +83,12 @@ def neutralize_mentions(text: str, allowed: Collection[str] = ()) -> str:
     return _MENTION.sub(defuse, _AT_ENTITY.sub("@", text))
 
 
+def is_suggestion(text: str) -> bool:
+    """True for a body that is one suggestion block and nothing else, no fence inside it."""
+    found = _SUGGESTION.match(text)
+    return found is not None and found.group("fence") not in found.group("text")
+
+
 def remove_remote_images(text: str) -> str:
     """`text` without images that would be fetched from another host."""
     text = _MD_IMAGE.sub(IMAGE_REMOVED, text)
@@ -100,7 +111,7 @@ class TextGuard:
     def clean(self, text: str, *, prose: bool = True, scanner: Scanner | None = None) -> str:
         """`text` redacted; if it is `prose`, mentions and remote images defused too."""
         text = (scanner or Scanner(self.secrets())).redact(text)
-        if prose:
+        if prose and not is_suggestion(text):
             allowed = self.mentions | _ADDRESSEES.get()
             text = neutralize_mentions(remove_remote_images(text), allowed)
         return text
