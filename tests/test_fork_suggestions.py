@@ -152,10 +152,21 @@ def test_the_text_guard_keeps_a_suggestion_whole_but_defuses_anything_around_it(
     (s,) = roundtrip("x = 1\n", code).suggestions
     sent = guard.clean_fields({"comments": [s.comment()]})["comments"][0]["body"]
     assert sent == s.body()  # committed as code: not one byte changed
-    # Text that could close the fence, or prose around the block, is prose: defused.
-    for body in (f"```suggestion\n```\n{code}```", f"Hi @alice\n{s.body()}"):
-        cleaned = guard.clean(body)
-        assert "@alice" not in cleaned and "https://e.x/p.png" not in cleaned
+    # Text after a line that closes the fence is prose again: defused.
+    cleaned = guard.clean(f"```suggestion\n```\n{code}```")
+    assert "@alice" not in cleaned and "https://e.x/p.png" not in cleaned
+    # Prose around a block is defused, the block is not.
+    assert guard.clean(f"Hi @bob\n{s.body()}") == f"Hi @\u200bbob\n{s.body()}"
     # Secrets are redacted even inside a suggestion.
     leaked = guard.clean("```suggestion\nkey = 'hunter2-secret-value'\n```")
     assert "hunter2-secret-value" not in leaked
+
+
+def test_diff_blocks_of_our_review_body_stay_exact_until_anything_could_swallow_them() -> None:
+    guard = TextGuard(secrets=list)
+    patch = "```diff\n+@pytest.fixture\n+x = '![p](https://e.x/p.png)'\n```\n"
+    body = f"Apply this:\n\n{patch}\nThen ask @alice.\n"
+    assert guard.clean(body) == body.replace("@alice", "@\u200balice")
+    for before in ("<pre>\n", "```\n", "~~~\n", "<!--\n"):
+        cleaned = guard.clean(before + patch)
+        assert "@pytest" not in cleaned and "https://e.x/p.png" not in cleaned

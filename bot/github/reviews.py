@@ -51,6 +51,23 @@ class ReviewsAPI(RestCore):
         resp = self._on_repo("POST", repo, endpoint, number, comment_id, body=body)
         return ReviewComment.from_api(resp.json())
 
+    def create_review(
+        self, repo: str, number: int, *, commit_id: str, body: str, comments: list[dict[str, Any]]
+    ) -> str:
+        """Submit a COMMENT review on `commit_id` with inline `comments` (suggestions)."""
+        endpoint = self._shared.kit.rest.pulls.create_review
+        resp = self._on_repo(
+            "POST",
+            repo,
+            endpoint,
+            number,
+            commit_id=commit_id,
+            body=body,
+            event="COMMENT",
+            comments=comments,
+        )
+        return str(resp.json().get("html_url") or "")
+
     def review_threads(self, repo: str, number: int) -> dict[int, ReviewThread] | None:
         """Each review thread by its first comment's id (and which of its comments are
         hidden), every page; None without GraphQL."""

@@ -96,6 +96,12 @@ class PullRequest(_Model):
     base_ref: str = ""
     user: str = ""
     merged: bool = False
+    maintainer_can_modify: bool = False
+    """The author lets maintainers push to the head branch (a fork's pull request)."""
+
+    def from_fork(self, repo: str) -> bool:
+        """True when the head branch lives in another repository than `repo` (or was deleted)."""
+        return self.head_repo != repo
 
     @classmethod
     def from_api(cls, data: dict[str, Any]) -> PullRequest:
@@ -115,6 +121,7 @@ class PullRequest(_Model):
             base_ref=(data.get("base") or {}).get("ref") or "",
             user=_login(data.get("user")),
             merged=bool(data.get("merged") or data.get("merged_at")),
+            maintainer_can_modify=bool(data.get("maintainer_can_modify")),
         )
 
 

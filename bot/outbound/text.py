@@ -15,10 +15,11 @@ fields (`body`, `title`, `summary`, `text`) also get:
 Decision: mentions and images inside code spans and blocks are changed too; GitHub would
 not act on them there, but the text is simpler to defuse everywhere than to parse exactly
 as github.com does, and a zero-width space in `@pytest.fixture` reads the same. One
-exception: a body that is exactly one suggestion block (a review comment agentbot makes for a
-fork it cannot push to, `bot.followup.suggestions`) is only redacted, because its text is
-committed as code when the contributor accepts it; the whole body is one fenced code block
-whose fence no line inside can close, where GitHub neither notifies nor loads anything.
+exception: code a contributor commits as it is, `suggestion` and `diff` blocks (the review
+agentbot leaves on a fork it cannot push to, `bot.followup.suggestions`), is only redacted.
+Such a block is kept only where Markdown surely reads it as code: its fence starts a line,
+no line inside could close it, and nothing before it (a `<`, another fence) could have
+opened HTML or code that swallows it; GitHub neither notifies nor loads anything in code.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ PROSE_FIELDS = frozenset({"body", "title", "summary", "text"})
 """Request fields GitHub renders as Markdown (or shows as a title)."""
 
 ZWSP = "\u200b"
-_SUGGESTION = re.compile(r"\A(?P<fence>`{3,})suggestion\n(?P<text>(?:[^\n]*\n)*?)(?P=fence)\Z")
+_VERBATIM_OPEN = re.compile(r"(`{3,})(?:suggestion|diff)[ \t]*")
+_ANY_FENCE = re.compile(r" {0,3}(?:`{3,}|~{3,})")
 IMAGE_REMOVED = "(image removed)"
 
 # GitHub logins: alphanumerics and single inner hyphens, up to 39; `@org/team` for teams.
@@ -83,10 +85,33 @@ def neutralize_mentions(text: str, allowed: Collection[str] = ()) -> str:
     return _MENTION.sub(defuse, _AT_ENTITY.sub("@", text))
 
 
-def is_suggestion(text: str) -> bool:
-    """True for a body that is one suggestion block and nothing else, no fence inside it."""
-    found = _SUGGESTION.match(text)
-    return found is not None and found.group("fence") not in found.group("text")
+def verbatim_blocks(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each `suggestion`/`diff` block Markdown surely reads as code."""
+    spans: list[tuple[int, int]] = []
+    lines = text.splitlines(keepends=True)
+    at, i = 0, 0
+    while i < len(lines):
+        line = lines[i]
+        opened = _VERBATIM_OPEN.fullmatch(line.rstrip("\n"))
+        if opened:
+            fence = opened.group(1)
+            inner = 0
+            for j in range(i + 1, len(lines)):
+                if lines[j].rstrip("\n") == fence:
+                    break
+                if fence in lines[j]:
+                    return spans  # a line inside could close it: nothing after is sure
+                inner += len(lines[j])
+            else:
+                return spans
+            end = at + len(line) + inner + len(lines[j])
+            spans.append((at, end))
+            at, i = end, j + 1
+            continue
+        if "<" in line or _ANY_FENCE.match(line):
+            return spans  # HTML or another code block may be open from here on
+        at, i = at + len(line), i + 1
+    return spans
 
 
 def remove_remote_images(text: str) -> str:
@@ -111,10 +136,15 @@ class TextGuard:
     def clean(self, text: str, *, prose: bool = True, scanner: Scanner | None = None) -> str:
         """`text` redacted; if it is `prose`, mentions and remote images defused too."""
         text = (scanner or Scanner(self.secrets())).redact(text)
-        if prose and not is_suggestion(text):
-            allowed = self.mentions | _ADDRESSEES.get()
-            text = neutralize_mentions(remove_remote_images(text), allowed)
-        return text
+        if not prose:
+            return text
+        allowed = self.mentions | _ADDRESSEES.get()
+        out, at = [], 0
+        for start, end in [*verbatim_blocks(text), (len(text), len(text))]:
+            out.append(neutralize_mentions(remove_remote_images(text[at:start]), allowed))
+            out.append(text[start:end])
+            at = end
+        return "".join(out)
 
     def clean_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
         """A request's keyword fields, every string in them cleaned (nested ones too)."""

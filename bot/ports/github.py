@@ -8,7 +8,7 @@ subclasses `GitHubProxy` and overrides only the calls it cares about.
 
 from __future__ import annotations
 
-from typing import Protocol, Unpack
+from typing import Any, Protocol, Unpack
 
 from bot.models.github import (
     CheckRunStart,
@@ -127,6 +127,12 @@ class GitHubWrites(Protocol):
 
     def resolve_review_thread(self, repo: str, thread_id: str) -> bool:
         """Resolve a review thread (its node id); False where GraphQL is unavailable."""
+        ...
+
+    def create_review(
+        self, repo: str, number: int, *, commit_id: str, body: str, comments: list[dict[str, Any]]
+    ) -> str:
+        """Submit a review (a comment, not an approval) on `commit_id`; returns its URL."""
         ...
 
     def create_check_run(self, repo: str, **run: Unpack[CheckRunStart]) -> int:
@@ -255,6 +261,14 @@ class GitHubProxy:
     def resolve_review_thread(self, repo: str, thread_id: str) -> bool:
         """Forwarded."""
         return self.inner.resolve_review_thread(repo, thread_id)
+
+    def create_review(
+        self, repo: str, number: int, *, commit_id: str, body: str, comments: list[dict[str, Any]]
+    ) -> str:
+        """Forwarded."""
+        return self.inner.create_review(
+            repo, number, commit_id=commit_id, body=body, comments=comments
+        )
 
     def create_check_run(self, repo: str, **run: Unpack[CheckRunStart]) -> int:
         """Forwarded."""

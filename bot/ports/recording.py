@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 from bot.models.github import CheckRunStart, CheckRunUpdate, Comment, PullRequest, ReviewComment
 from bot.ports.github import GitHubPort, GitHubProxy
@@ -94,6 +94,14 @@ class RecordingGitHub(GitHubProxy):
         """Recorded."""
         self._record(f"resolve review thread {thread_id} of {repo}")
         return True
+
+    def create_review(
+        self, repo: str, number: int, *, commit_id: str, body: str, comments: list[dict[str, Any]]
+    ) -> str:
+        """Recorded, with every suggestion."""
+        shown = "\n\n".join(f"{c['path']}:{c['line']}\n{c['body']}" for c in comments)
+        self._record(f"review {repo}#{number} at {commit_id[:12]}", f"{body}\n\n{shown}")
+        return ""
 
     def create_check_run(self, repo: str, **run: Unpack[CheckRunStart]) -> int:
         """Recorded; returns a made-up id."""

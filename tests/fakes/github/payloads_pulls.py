@@ -98,7 +98,7 @@ def pull(
             merged_by=None,
             comments=issue_payload["comments"],
             review_comments=0,
-            maintainer_can_modify=False,
+            maintainer_can_modify=p.maintainer_can_modify,
             commits=1,
             additions=0,
             deletions=0,

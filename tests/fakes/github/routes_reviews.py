@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tests.fakes.github import payloads as P
+from tests.fakes.github import state as S
 from tests.fakes.github.routing import Req, Resp, invalid, not_found, page, repo_name, route
 from tests.fakes.github.state import User, iso
 from tests.fakes.github.store import Store
@@ -132,6 +133,85 @@ def reply(store: Store, req: Req) -> Resp:
         in_reply_to=parent.thread,
     )
     return Resp(201, _json(c, store.users, req))
+
+
+@dataclass
+class ReviewState:
+    """A submitted review: its body, event and inline comments (suggestions) as sent."""
+
+    id: int
+    repo: str
+    number: int
+    user: str
+    commit_id: str
+    body: str
+    event: str
+    comments: list[dict[str, Any]]
+    submitted_at: str
+
+
+def _head_lines(store: Store, repo: str, number: int, path: str, commit: str) -> int | None:
+    """Lines of `path` at the pull request's head commit, from the head repository's git."""
+    pull = store.issue(repo, number).pull
+    assert pull is not None
+    head = store.repos.get(pull.head_repo) if pull.head_repo else None
+    if head is None or head.git_dir() is None:
+        return 10**6  # no real git behind it: every line exists
+    text = S._git(head.git_dir() or "", "show", f"{commit}:{path}")
+    return None if text is None else len(text.splitlines())
+
+
+@route("POST", "/repos/{owner}/{repo}/pulls/{number}/reviews")
+def create_review(store: Store, req: Req) -> Resp:
+    """pulls/create-review: a submitted review; comments must name a head line of a file."""
+    repo, number = repo_name(req), int(req.params["number"])
+    issue = store.repos[repo].issues.get(number)
+    if issue is None or issue.pull is None:
+        return not_found()
+    data = req.json if isinstance(req.json, dict) else {}
+    commit = str(data.get("commit_id") or issue.pull.head_sha)
+    comments = list(data.get("comments") or [])
+    for c in comments:
+        line, start = c.get("line"), c.get("start_line", c.get("line"))
+        if not isinstance(line, int) or not isinstance(start, int) or start > line:
+            return invalid("Unprocessable Entity: a comment needs line (>= start_line)")
+        if c.get("side", "RIGHT") != "RIGHT" or not isinstance(c.get("body"), str):
+            return invalid("Unprocessable Entity: comments[].side/body")
+        count = _head_lines(store, repo, number, str(c.get("path")), commit)
+        if count is None or line > count or start < 1:
+            return invalid("Pull request review thread line must be part of the diff")
+    review = ReviewState(
+        id=store.next_id("comments"),
+        repo=repo,
+        number=number,
+        user=req.actor,
+        commit_id=commit,
+        body=str(data.get("body") or ""),
+        event=str(data.get("event") or "PENDING"),
+        comments=comments,
+        submitted_at=iso(store.now()),
+    )
+    store.add_user(req.actor)
+    store.reviews.append(review)
+    api, web = req.urls.api, req.urls.web
+    html = f"{web}/{repo}/pull/{number}#pullrequestreview-{review.id}"
+    pull_api = f"{api}/repos/{repo}/pulls/{number}"
+    return Resp(
+        200,
+        {
+            "id": review.id,
+            "node_id": f"PRR_{review.id}",
+            "user": P.user(store.users[req.actor], req.urls),
+            "body": review.body,
+            "state": "COMMENTED" if review.event == "COMMENT" else review.event,
+            "html_url": html,
+            "pull_request_url": pull_api,
+            "_links": {"html": {"href": html}, "pull_request": {"href": pull_api}},
+            "submitted_at": review.submitted_at,
+            "commit_id": commit,
+            "author_association": "NONE",
+        },
+    )
 
 
 @route("POST", "/graphql")

@@ -45,6 +45,7 @@ class PullInfo:
     id: int
     draft: bool = False
     merged: bool = False
+    maintainer_can_modify: bool = False
     requested_reviewers: list[str] = field(default_factory=list)
 
 

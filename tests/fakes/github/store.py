@@ -91,6 +91,8 @@ class Store:
         self.check_runs: dict[int, CheckRunState] = {}
         self.review_comments: dict[int, Any] = {}
         """Inline review comments (`routes_reviews.ReviewCommentState`) by id."""
+        self.reviews: list[Any] = []
+        """Submitted reviews (`routes_reviews.ReviewState`), oldest first."""
         self.resolved_threads: set[int] = set()
         """Review threads resolved through GraphQL, by their first comment's id."""
         self.minimized_comments: set[int] = set()
@@ -271,9 +273,11 @@ class Store:
         head_sha: str | None = None,
         head_repo: str | None = None,
         labels: Iterable[str] = (),
+        maintainer_can_modify: bool = False,
     ) -> IssueState:
         """A pull request from branch `head` (of `head_repo`, default this repo; "" = deleted
-        fork) into `base` (default branch); `.number` is its number."""
+        fork) into `base` (default branch); `.number` is its number. A fork's pull request
+        lets maintainers push to it with `maintainer_can_modify`."""
         with self.lock:
             r = self.repo(repo)
             issue = self.add_issue(repo, title=title, body=body, user=user, labels=labels)
@@ -289,6 +293,7 @@ class Store:
                 base_sha=r.branch_sha(base_ref) or "0" * 40,
                 id=next(self._ids.pulls),
                 draft=draft,
+                maintainer_can_modify=maintainer_can_modify,
             )
             return issue
 
