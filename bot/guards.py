@@ -6,7 +6,9 @@ permission:
 
 - the actor's role, from the collaborator-permission endpoint, must be at least
   `min_permission` (an actor in `allowed_bots`, or none at all for a schedule, skips this);
-- the issue or pull request must still be open and unlocked.
+- the issue or pull request must still be open and unlocked;
+- a follow-up runs on agentbot's own branches, and on a fork's pull request when a person
+  asked (never for its CI); a fork's branch named like ours (`agentbot/…`) is not ours.
 
 Refusals are quiet by design, with one exception: a permission refusal posts one short
 comment when the actor is a collaborator (triage or better), who would otherwise wonder
@@ -116,6 +118,12 @@ def check_job(github: GuardGitHub, job: Job, config: RepoConfig) -> Refusal | No
 def check_follow_up(pr: PullRequest, job: Job, config: RepoConfig) -> Refusal | None:
     """Follow-ups only on our branches; a CI fix only for the latest commit, and capped."""
     trigger = job.params.get("trigger")
+    if pr.from_fork(job.repo):
+        # A fork's pull request (whatever its branch is called): a person with the permission
+        # may ask (the permission guard ran first); a failing CI there asks nobody.
+        if trigger == "ci":
+            return Refusal(reason=f"CI on pull request #{pr.number} from a fork starts nothing")
+        return None
     if not is_ours(pr, job.repo, config):
         comment = ""
         if trigger == "fix_command":

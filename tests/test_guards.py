@@ -116,7 +116,9 @@ def follow_up(trigger: str, actor: str = "", **params: object) -> Job:
     [
         (OURS, None, False),
         (OURS.model_copy(update={"head_ref": "feature"}), "not one of agentbot's", True),
-        (OURS.model_copy(update={"head_repo": "fork/r"}), "not one of agentbot's", True),
+        # A fork's pull request is worked on when someone with the permission asks (#27).
+        (OURS.model_copy(update={"head_repo": "fork/r"}), None, False),
+        (OURS.model_copy(update={"head_repo": "fork/r", "head_ref": "feature"}), None, False),
     ],
 )
 def test_fix_command_follows_up_only_on_our_branches(
@@ -128,6 +130,20 @@ def test_fix_command_follows_up_only_on_our_branches(
     if refusal is not None:
         assert reason is not None and reason in refusal.reason
         assert bool(refusal.comment) == told and "/implement" in refusal.comment
+
+
+def test_a_forks_author_without_the_permission_is_refused_and_not_told() -> None:
+    fork = OURS.model_copy(update={"head_repo": "contrib/r", "user": "contrib"})
+    gh = Recording({"contrib": "read"}, PR_ISSUE, fork)
+    refusal = check_job(gh, follow_up("fix_command", "contrib"), RepoConfig())
+    assert refusal is not None and "contrib has read" in refusal.reason and not refusal.comment
+
+
+def test_ci_on_a_forks_branch_named_like_ours_is_refused() -> None:
+    fork = OURS.model_copy(update={"head_repo": "contrib/r"})
+    gh = Recording({}, PR_ISSUE, fork)
+    refusal = check_job(gh, follow_up("ci", sha="b" * 40), RepoConfig())
+    assert refusal is not None and "from a fork" in refusal.reason
 
 
 def test_a_read_only_reviewer_is_refused_before_the_branch_is_looked_at() -> None:

@@ -9,9 +9,11 @@ from bot.events.payloads import Envelope, Payload, User
 
 
 class RepoRef(Payload):
-    """The repository of a branch (check suites name it without `full_name`)."""
+    """The repository of a branch (check suites name it without `full_name`, by id and url)."""
 
     full_name: str | None = None
+    id: int | None = None
+    url: str | None = None
 
 
 class Head(Payload):
@@ -68,6 +70,7 @@ class PullRef(Payload):
 
     number: int = Field(gt=0)
     head: Head | None = None
+    base: Head | None = None
 
 
 class App(Payload):
@@ -97,6 +100,7 @@ class WorkflowRun(Run):
 
     name: str | None = None
     path: str | None = None
+    head_repository: RepoRef | None = None
 
 
 class CheckSuiteEvent(Envelope):

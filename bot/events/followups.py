@@ -2,7 +2,10 @@
 
 A follow-up works on the pull request's branch, so only branches of ours start one: the
 head branch starts with `pull_request.branch_prefix` (`agentbot/`) and lives in this
-repository (never a fork named like ours). Reviews and review comments are people asking:
+repository (never a fork named like ours). On a fork's pull request (any branch name) a
+review is for its author, so only one that starts with the fix command (`/fix`, in the
+review's body or the inline comment) asks agentbot; CI on a fork's branch asks nobody.
+Reviews and review comments are people asking:
 the bot's own replies and other bots are ignored, and the doors check the reviewer's
 permission. A failed check suite or workflow run is nobody's request (the bot's own push
 may have caused it): no sender rule applies, and loops are stopped by the doors' guards
@@ -20,6 +23,7 @@ from bot.events.decision import Ignore
 from bot.events.followup_payloads import (
     CheckSuiteEvent,
     Head,
+    PullRef,
     ReviewCommentEvent,
     ReviewEvent,
     Run,
@@ -39,6 +43,7 @@ from bot.events.rules import (
     other_bot,
     parse_event,
 )
+from bot.events.triggers import match_command
 from bot.models import Job, JobKind
 
 MAX_REVIEW_BODY = 4000
@@ -58,6 +63,20 @@ def _pull_state(ev: ReviewEvent | ReviewCommentEvent) -> Ignore | None:
     if pr.locked:
         return ignore(ev, f"pull request #{pr.number} is locked", number=pr.number)
     return None
+
+
+def _fork(ev: Envelope, head: Head) -> bool:
+    """True when the branch lives in another repository than the event's."""
+    return head.repo is not None and head.repo.full_name not in (None, ev.repository.full_name)
+
+
+def _fork_ask(text: str, ctx: Context) -> str | None:
+    """The words after `/fix` when `text` starts with it, else None."""
+    matched = match_command(text, ctx.config.commands, ["fix"])
+    if matched is None:
+        return None
+    more = text.lstrip().partition("\n")[2]
+    return f"{matched[1]}\n{more}".strip()
 
 
 def _not_ours(ev: Envelope, head: Head, ctx: Context, number: int | None) -> Ignore | None:
@@ -115,16 +134,23 @@ def settle_review(event: Envelope, ctx: Context) -> Job | Ignore:
     for user in (event.sender, author):
         if guard := other_bot(user, ctx.config, event):
             return guard
-    if guard := _not_ours(event, pr.head, ctx, pr.number):
+    text = (event.review.body if isinstance(event, ReviewEvent) else event.comment.body) or ""
+    fork = _fork(event, pr.head)
+    asked = _fork_ask(text, ctx) if fork else text.strip()
+    if asked is None:
+        fix = ctx.config.commands.fix
+        why = f"{trigger} on the fork's pull request #{pr.number} does not start with {fix}"
+        return ignore(event, why, number=pr.number)
+    if not fork and (guard := _not_ours(event, pr.head, ctx, pr.number)):
         return guard
     if not ctx.config.followup.reviews:
         return ignore(event, "follow-ups on reviews are off (followup.reviews)", number=pr.number)
     if author is None:
         return ignore(event, f"{trigger} on #{pr.number} names no author", number=pr.number)
     params: dict[str, Any] = {"trigger": trigger}
-    if isinstance(event, ReviewEvent) and (event.review.body or "").strip():
+    if isinstance(event, ReviewEvent) and asked:
         # A review without inline comments asks in its body; capped, fenced where used.
-        params["review_body"] = (event.review.body or "").strip()[:MAX_REVIEW_BODY]
+        params["review_body"] = asked[:MAX_REVIEW_BODY]
     if thing_id is not None:
         params[f"{trigger}_id"] = thing_id
     if pr.head.sha:
@@ -182,7 +208,14 @@ def settle_ci(event: Envelope, ctx: Context) -> Job | Ignore:
             return ignore(event, f"agentbot's own workflow {workflow} failed; ignored")
     if guard := _not_ours(event, Head(ref=run.head_branch), ctx, None):
         return guard
-    prs = [p.number for p in run.pull_requests if p.head is None or p.head.ref == run.head_branch]
+    head_repo = event.workflow_run.head_repository if isinstance(event, WorkflowRunEvent) else None
+    if head_repo is not None and head_repo.full_name not in (None, event.repository.full_name):
+        return ignore(event, f"{event_name} ran on the fork {head_repo.full_name}; ignored")
+    mine = [p for p in run.pull_requests if p.head is None or p.head.ref == run.head_branch]
+    # A pull request from a fork names its head repository apart from the base one.
+    prs = [p.number for p in mine if not _foreign(p)]
+    if len(prs) < len(mine) and not prs:
+        return ignore(event, f"{event_name} on {run.head_branch} is a fork's branch; ignored")
     if not prs:
         return ignore(event, f"{event_name} on {run.head_branch} belongs to no pull request")
     params: dict[str, Any] = {"trigger": "ci", "sha": run.head_sha, "ci_event": event_name}
@@ -191,6 +224,14 @@ def settle_ci(event: Envelope, ctx: Context) -> Job | Ignore:
     if isinstance(run, WorkflowRun) and run.name:
         params["ci_name"] = run.name
     return job(event, ctx, JobKind.FOLLOW_UP, "", number=prs[0], ref=run.head_branch, params=params)
+
+
+def _foreign(pull: PullRef) -> bool:
+    """True for a CI run's pull request whose head repository is not its base's."""
+    if pull.head is None or pull.base is None or pull.head.repo is None or pull.base.repo is None:
+        return False
+    head, base = pull.head.repo, pull.base.repo
+    return (head.id, head.url) != (base.id, base.url)
 
 
 FOLLOWUP_ROUTES: dict[str, Route] = {

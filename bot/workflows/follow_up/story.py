@@ -33,12 +33,13 @@ from bot.instructions import HIDDEN_FROM_DIFFS
 from bot.models import AgentStatus, Job, JobResult, JobStatus, ValidationReport
 from bot.models.github import PullRequest, ReviewComment
 from bot.ports import JobEnv
-from bot.report import subject_line
+from bot.report import subject_line, validation_table
 from bot.roles import FIXER, ISSUE_FIXER
 from bot.roles.fixer import repair_task
 from bot.validation.sources import ci_workflows
 from bot.workflows.steps.agents import open_session
 from bot.workflows.steps.flow import Flow, Stop
+from bot.workflows.steps.fork_delivery import Branch, check_out, deliver
 from bot.workflows.steps.limits import push_guard, worktree_problems
 from bot.workflows.steps.validate import validate
 from bot.workflows.steps.workspace import open_workspace
@@ -68,12 +69,17 @@ class _FollowUp(Flow):
         """Review thread node ids by first comment id (empty without GraphQL)."""
         self.permitted: dict[str, bool] = {}
         """Whether a login may ask for work, asked once per login in a job."""
+        self.branch: Branch | None = None
+        self.suggested: set[str] = set()
+        """Reviews of suggestions made for a fork (their URLs stand for commits)."""
 
     def run(self) -> JobResult:
         self.pr = self.gh.get_pull(self.repo, self.number)
-        if not is_ours(self.pr, self.repo, self.cfg) or self.pr.state != "open":
-            raise Stop(self.neutral(f"#{self.number} is not an open pull request of agentbot's"))
         trigger = self.job.params.get("trigger")
+        # A fork's pull request, when someone with the permission asked (never for CI).
+        fork = self.pr.from_fork(self.repo) and trigger != "ci"
+        if not (is_ours(self.pr, self.repo, self.cfg) or fork) or self.pr.state != "open":
+            raise Stop(self.neutral(f"#{self.number} is not an open pull request of agentbot's"))
         threads: list[Thread] = []
         asked = str(self.job.params.get("review_body") or "")
         if trigger in ("review", "review_comment"):
@@ -123,7 +129,8 @@ class _FollowUp(Flow):
         it: a person's token in the Action, whose replies must close threads too; whoever
         opens a pull request from a branch of this repository can write to it anyway)."""
         author = self.pr.user.strip().casefold()
-        if author and login.strip().casefold() == author:
+        # A fork's author is a contributor, not the token that opened the pull request.
+        if author and login.strip().casefold() == author and not self.pr.from_fork(self.repo):
             return True
         return is_bot_login(login, self.env.bot_login)
 
@@ -152,8 +159,7 @@ class _FollowUp(Flow):
         """The branch as it is on origin; the gate and the limits judge from its fork point."""
         default = self.gh.default_branch(self.repo)
         ws = self._ws = open_workspace(self.env, self.repo, f"pr-{self.number}")
-        ws.fetch()
-        ws.switch(self.pr.head_ref, at=f"origin/{self.pr.head_ref}")
+        self.branch = check_out(self.env, ws, self.repo, self.pr)
         self.base_sha = ws.git("merge-base", f"origin/{default}", "HEAD").strip()
         # The limits judge what this job pushes (people's commits already on the branch are
         # theirs); the gate judges the whole branch against its fork point.
@@ -170,7 +176,7 @@ class _FollowUp(Flow):
         task = thread_task(self.repo, self.pr, self.diff(), self.base_sha, thread)
         outcome = self.attempt(f"thread on `{where}`", task, "fix(review)")
         resolved = None
-        if outcome.commit:
+        if outcome.commit and outcome.commit not in self.suggested:
             thread_id = self.thread_ids.get(root.id, "")
             resolved = bool(thread_id) and self.gh.resolve_review_thread(self.repo, thread_id)
         self.gh.reply_to_review_comment(
@@ -245,7 +251,11 @@ class _FollowUp(Flow):
             return self.undo(before, Outcome(what, gate=failed, note=output.summary))
         message = subject_line(f"{commit_type}: {output.summary}")
         sha = self.ws.commit(f"{message}\n\nFollow-up on #{self.number}.\n")
-        self.env.push(self.ws, self.pr.head_ref)
+        assert self.branch is not None
+        got = deliver(self.env, self.ws, self.branch, report=validation_table(report))
+        if got.how == "review":
+            self.suggested.add(got.url or "a review")
+            sha = got.url or "a review"
         return Outcome(what, commit=sha, gate="passed", note=output.summary)
 
     def undo(self, before: str, outcome: Outcome) -> Outcome:
@@ -273,11 +283,12 @@ class _FollowUp(Flow):
 
     def conclude(self) -> JobResult:
         """The pull request body's follow-up section (and CI count), and the job's status."""
-        current = self.gh.get_pull(self.repo, self.number).body
-        body = with_summary(current, self.outcomes)
-        if count := self.ci_count:
-            body = with_ci_marker(body, *count)
-        self.gh.update_pull(self.repo, self.number, body=body)
+        if not self.pr.from_fork(self.repo):  # a contributor's description stays theirs
+            current = self.gh.get_pull(self.repo, self.number).body
+            body = with_summary(current, self.outcomes)
+            if count := self.ci_count:
+                body = with_ci_marker(body, *count)
+            self.gh.update_pull(self.repo, self.number, body=body)
         commits = [o.commit for o in self.outcomes if o.commit]
         failed = [o for o in self.outcomes if o.gate and not o.commit]
         status = JobStatus.FAILED if failed else JobStatus.SUCCESS
