@@ -116,9 +116,12 @@ class _FollowUp(Flow):
         hidden = {c for t in known.values() for c in t.minimized}
         closed = hidden | {root for root, t in known.items() if t.resolved}
         threads = []
+        fork_ask = self.cfg.commands.fix.casefold() if self.pr.from_fork(self.repo) else ""
         for thread in threads_of(comments):
             if thread.root.id in closed:
                 continue
+            if fork_ask and not thread.root.body.lstrip().casefold().startswith(fork_ask):
+                continue  # on a fork, a thread is for the contributor unless it asks agentbot
             heard = tuple(c for c in thread.comments if c.id not in hidden and self.heard(c))
             if heard and heard[0] is thread.root and not Thread(heard).answered(self.mine):
                 threads.append(Thread(heard))
