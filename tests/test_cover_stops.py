@@ -1,4 +1,4 @@
-"""/cover's stops: red-zone new code, fork PRs, a failing stage, a method with nothing to test."""
+"""/cover's stops: red-zone new code, a deleted fork, a failing stage, nothing to test."""
 
 from __future__ import annotations
 
@@ -52,9 +52,9 @@ def test_new_red_zone_code_stops_unless_forced(tmp_path: Path) -> None:
         assert forced.items[0]["stages"]["analyzer"] == "skipped: nothing testable: it only logs"
 
 
-def test_a_fork_pull_request_is_refused_with_a_comment(tmp_path: Path) -> None:
+def test_a_deleted_forks_pull_request_is_refused_with_a_comment(tmp_path: Path) -> None:
     with world(tmp_path, [], files=BASE) as w:
-        pr = w.gh.add_pull(REPO, head=BRANCH, head_repo="mallory/calc", user="mallory")
+        pr = w.gh.add_pull(REPO, head=BRANCH, head_repo="", user="mallory")
         result = cover(_job(pr.number), w.env(config()))
         assert result.status == JobStatus.NEUTRAL
         comments = w.gh.comments_on(REPO, pr.number)

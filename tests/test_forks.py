@@ -17,12 +17,15 @@ from typing import Any
 import pytest
 
 from bot.errors import GitError
-from bot.models import JobResult, JobStatus
+from bot.models import Job, JobKind, JobResult, JobStatus
 from bot.ports import push_branch
+from bot.workflows.cover.story import cover
+from tests.cover_script import Method, team
 from tests.e2e import BUGGY_FILES, REPO, World, fast_validation_yaml, world
 from tests.fakes.anthropic import finish, reply, tool_use
 from tests.fakes.github.routes_reviews import add_review_comment
 from tests.fakes.gitrepo import branch_sha, commits, git, push_files, read_tree
+from tests.test_cover_python import config as cover_config
 from tests.test_follow_up import FIXED, NEG_TEST, door, pr_comment_by, review_by
 from tests.test_fork_suggestions import commit_suggestions
 
@@ -261,3 +264,51 @@ def test_mentions_and_images_in_a_suggestion_stay_code_and_notify_no_one(tmp_pat
         assert comment["body"].count("````") == 2
         assert "@maint" not in review.body and "evil.example" not in review.body
         assert taken_review(w, fork) == want  # committed exactly, no invisible characters
+
+
+# --- /cover on a fork's pull request ------------------------------------------------------
+
+IS_EVEN = (
+    '\n\ndef is_even(n: int) -> bool:\n    """True for even numbers."""\n    return n % 2 == 0\n'
+)
+EVEN_TEST = (
+    "\n\ndef test_is_even() -> None:\n    from calc import is_even\n\n"
+    "    assert is_even(2) and not is_even(3)\n"
+)
+
+
+def cover_fork(w: World, *, can_modify: bool) -> Path:
+    """PR #1 from the fork adds is_even (with the base's add fixed)."""
+    fork = seed_fork(w, can_modify=can_modify)
+    calc = FIXED + IS_EVEN
+    push_files(fork, BRANCH, {"calc.py": calc}, message="feat: is_even")
+    return fork
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("can_modify", [True, False])
+def test_cover_on_a_fork_pushes_or_suggests_exactly_the_validated_tests(
+    tmp_path: Path, can_modify: bool
+) -> None:
+    _, script = team({"is_even": Method("tests/test_calc.py", EVEN_TEST)})
+    with world(tmp_path, script, files=base_files()) as w:
+        fork = cover_fork(w, can_modify=can_modify)
+        start = branch_sha(fork, BRANCH)
+        want = dict(read_tree(fork, BRANCH))
+        want["tests/test_calc.py"] += EVEN_TEST
+        params = {"targets": ["is_even"]}  # add() changed too; one method keeps it short
+        job = Job(kind=JobKind.COVER, repo=REPO, number=1, actor="maint", params=params)
+
+        result = cover(job, w.env(cover_config()))
+
+        assert result.status == JobStatus.SUCCESS, result.error
+        if can_modify:
+            assert git(fork, "rev-parse", f"{BRANCH}~1").strip() == start
+            assert read_tree(fork, BRANCH) == want and w.gh.reviews == []
+        else:
+            assert branch_sha(fork, BRANCH) == start
+            assert taken_review(w, fork) == want
+            (review,) = w.gh.reviews
+            assert "`is_even`" in review.body  # the /cover table
+            assert "Suggested 1 new test(s) in a review" in w.gh.comments_on(REPO, 1)[-1].body
+        assert branch_sha(w.remote, BRANCH) is None

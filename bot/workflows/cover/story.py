@@ -32,9 +32,9 @@ from bot.workflows.cover.result import items as result_items
 from bot.workflows.cover.result import squash
 from bot.workflows.cover.stages import MethodStages
 from bot.workflows.steps.flow import Flow, Refused
+from bot.workflows.steps.fork_delivery import Branch, Delivered, check_out, deliver
 from bot.workflows.steps.limits import push_guard
 from bot.workflows.steps.progress import Progress
-from bot.workflows.steps.pulls import same_repo_pull
 from bot.workflows.steps.workspace import open_workspace
 
 COMMAND = "/cover"
@@ -49,6 +49,9 @@ class CoverRun(Flow):
         self.all_found: list[ChangedMethod] = []
         """Every changed method, before the job's targets narrow them."""
         self.progress: Progress | None = None
+        self.pr_branch: Branch | None = None
+        """The pull request's branch (a fork's too); None for a branch run."""
+        self.delivered = Delivered("pushed")
 
     def run(self) -> JobResult:
         """Resolve the branch, discover, then work the waves and commit the tests."""
@@ -56,8 +59,12 @@ class CoverRun(Flow):
         self.result = self.result.model_copy(update={"branch": branch, "pr_url": pr_url})
         self.start_progress()
         ws = open_workspace(self.env, self.job.repo, f"cover-{branch.replace('/', '-')}")
-        ws.fetch()
-        ws.switch(branch, at=f"origin/{branch}")
+        if self.job.number is not None:
+            pr = self.gh.get_pull(self.job.repo, self.job.number)
+            self.pr_branch = check_out(self.env, ws, self.job.repo, pr)
+        else:
+            ws.fetch()
+            ws.switch(branch, at=f"origin/{branch}")
         base = ws.git("merge-base", f"origin/{base_ref}", "HEAD").strip()
         methods = self.discover(ws, base)
         if not methods:
@@ -80,7 +87,13 @@ class CoverRun(Flow):
     def resolve(self) -> tuple[str, str, str]:
         """(branch, base branch, PR url): the PR's (same repo only), or the job's ref."""
         if self.job.number is not None:
-            pr = same_repo_pull(self.gh, self.job.repo, self.job.number, COMMAND)
+            # A fork's too (issue #27): its code runs only in the sandbox, its change comes back
+            # as a push where allowed, else as a review (bot.workflows.steps.fork_delivery).
+            pr = self.gh.get_pull(self.job.repo, self.job.number)
+            if not pr.head_repo:
+                raise Refused(
+                    f"`{COMMAND}` has nothing to work on: the pull request's fork was deleted."
+                )
             return (
                 pr.head_ref,
                 pr.base_ref or self.gh.default_branch(self.job.repo),
@@ -175,7 +188,11 @@ class CoverRun(Flow):
         if sha:
             self.step("Commit and push", "running")
             # The PR's branch is not ours: the push is a plain fast-forward, never forced.
-            self.env.push(ws, branch)
+            if self.pr_branch is None:
+                self.env.push(ws, branch)
+            else:
+                report = cover_table(list(self.reports.values()))
+                self.delivered = deliver(self.env, ws, self.pr_branch, report=report)
         return sha
 
     def finish(self, ctx: CoverContext, failure: CoverStageError | None, sha: str) -> JobResult:
@@ -187,7 +204,9 @@ class CoverRun(Flow):
         else:
             status, error = (JobStatus.SUCCESS if kept else JobStatus.NEUTRAL), ""
         lines = []
-        if sha:
+        if sha and self.delivered.how == "review":
+            lines.append(f"Suggested {kept} new test(s) in a review: {self.delivered.url}")
+        elif sha:
             lines.append(f"Pushed `{sha[:12]}` with {kept} new test(s) to `{self.result.branch}`.")
         else:
             lines.append("No test was committed.")
