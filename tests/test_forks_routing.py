@@ -30,6 +30,17 @@ def test_a_review_on_a_fork_is_for_its_author_unless_it_starts_with_fix() -> Non
     assert isinstance(job, Job) and job.kind == JobKind.FOLLOW_UP and job.actor == "maint"
     assert job.params["review_body"] == "rename it\nand keep the tests"
 
+    # On a fork, asking is what counts: a plain comment review with `/fix` asks too.
+    commented = from_fork(as_sender(review("commented"), "maint"))
+    commented["review"]["body"] = "/fix rename it"
+    assert isinstance(decide("pull_request_review", commented, RepoConfig()), Job)
+    # On our own branch a commented review still starts nothing.
+    ours = as_sender(review("commented"), "maint")
+    ours["pull_request"]["head"]["repo"]["full_name"] = REPO
+    ours["review"]["body"] = "/fix rename it"
+    got = decide("pull_request_review", ours, RepoConfig())
+    assert isinstance(got, Ignore) and "not changes requested" in got.reason
+
 
 def test_any_branch_name_on_a_fork_works_when_asked_and_none_is_ours_unasked() -> None:
     for branch in ("feature", "main", "agentbot/fix-issue-1"):

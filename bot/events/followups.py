@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from bot.config import COMMAND_SIGILS
 from bot.events.decision import Ignore
 from bot.events.followup_payloads import (
     CheckSuiteEvent,
@@ -95,14 +96,22 @@ def screen_review(action: str, payload: Mapping[str, Any], bot_login: str) -> En
     ev = parse_event(ReviewEvent, "pull_request_review", payload)
     if isinstance(ev, Ignore):
         return ev
-    number = ev.pull_request.number
     for user in (ev.sender, ev.review.user):
         if guard := itself(user, bot_login, ev):
             return guard
-    if ev.review.state.casefold() != "changes_requested":
-        state = ev.review.state or "no state"
-        return ignore(ev, f"review on #{number} is {state}, not changes requested", number=number)
+    commands = (ev.review.body or "").lstrip().startswith(COMMAND_SIGILS)  # `/fix` on a fork
+    if not _changes_requested(ev) and not commands:
+        return _not_requested(ev)
     return _pull_state(ev) or ev
+
+
+def _changes_requested(ev: ReviewEvent) -> bool:
+    return ev.review.state.casefold() == "changes_requested"
+
+
+def _not_requested(ev: ReviewEvent) -> Ignore:
+    number, state = ev.pull_request.number, ev.review.state or "no state"
+    return ignore(ev, f"review on #{number} is {state}, not changes requested", number=number)
 
 
 def screen_review_comment(
@@ -143,6 +152,8 @@ def settle_review(event: Envelope, ctx: Context) -> Job | Ignore:
         return ignore(event, why, number=pr.number)
     if not fork and (guard := _not_ours(event, pr.head, ctx, pr.number)):
         return guard
+    if not fork and isinstance(event, ReviewEvent) and not _changes_requested(event):
+        return _not_requested(event)
     if not ctx.config.followup.reviews:
         return ignore(event, "follow-ups on reviews are off (followup.reviews)", number=pr.number)
     if author is None:
