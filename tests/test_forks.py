@@ -116,6 +116,9 @@ def test_a_writers_fix_is_pushed_to_the_fork_when_edits_are_allowed(tmp_path: Pa
         sent = w.llm_requests_text()
         assert "MARKER-BASE-19e" in sent and "MARKER-FORK-31c" not in sent
         assert w.gh.issue(REPO, 1).body == ""  # the contributor's description stays theirs
+        # The gate read the repository's own commands from the base's default branch.
+        (trusted,) = (tmp_path / "data" / "trusted").iterdir()
+        assert (trusted / "AGENTS.md").read_text() == BASE_RULES
 
 
 def test_a_forks_main_branch_never_stands_for_the_bases_default_branch(tmp_path: Path) -> None:

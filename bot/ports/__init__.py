@@ -74,6 +74,9 @@ class JobEnv:
     bot_login: str = ""
     """agentbot's own login (`name[bot]`) when the door knows it; empty: any App account's
     comment counts as agentbot's (no person's login can end in `[bot]`)."""
+    commands_from: Path | None = None
+    """Where validation reads the repository's own commands (Makefile, package.json, CI...)
+    instead of the workspace: the base's default branch for a fork's pull request."""
     instructions_used: list[str] = field(default_factory=list)
     """Repository instruction files the job's agents were given (`bot.instructions`), for
     the pull request body; filled as agents run."""

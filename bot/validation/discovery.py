@@ -25,18 +25,23 @@ _SHELL = frozenset({"cd", "echo", "true", "false", "test", "[", "export", "set",
 
 
 def candidates(
-    repo: Path, config: ValidationConfig, profile: Profile
+    repo: Path, config: ValidationConfig, profile: Profile, *, trusted: Path | None = None
 ) -> dict[str, list[StageSpec]]:
-    """Stage -> its candidate commands, best first ([] when the stage is disabled)."""
+    """Stage -> its candidate commands, best first ([] when the stage is disabled).
+
+    `trusted` is where the repository's own commands are read instead of `repo` (a fork's
+    pull request: the base's default branch, so the fork cannot choose the gate's commands).
+    """
     found: dict[str, list[StageSpec]] = {}
+    named = trusted or repo
     repo_sources = [
-        envs.pre_commit(repo),
-        envs.tox(repo),
-        envs.nox(repo),
-        sources.makefile(repo),
-        sources.justfile(repo),
-        sources.package_json(repo),
-        sources.ci_workflows(repo),
+        envs.pre_commit(named),
+        envs.tox(named),
+        envs.nox(named),
+        sources.makefile(named),
+        sources.justfile(named),
+        sources.package_json(named),
+        sources.ci_workflows(named),
     ]
     for stage in STAGES:
         value: str | None = getattr(config, stage)
@@ -50,7 +55,7 @@ def candidates(
         listed = [src[stage] for src in repo_sources if stage in src]
         if stage in profile.defaults:
             listed.append(profile.defaults[stage])
-        found[stage] = [_with_runner(repo, s, profile) for s in listed]
+        found[stage] = [_with_runner(named, s, profile) for s in listed]
     return found
 
 

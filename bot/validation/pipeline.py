@@ -45,6 +45,7 @@ def run_validation(
     env: Mapping[str, str] | None = None,
     on_stage: StageCallback | None = None,
     sandbox: Sandbox | None = None,
+    commands_from: Path | None = None,
 ) -> ValidationReport:
     """Validate the workspace at `repo`; with `fix`, run the fixers and the fix rounds first.
 
@@ -52,7 +53,8 @@ def run_validation(
     also happen on that commit are pre-existing and do not fail the gate. Without it the
     whole checkout is checked and every problem counts. `env` is the environment stages
     inherit (default: this process's), allowlisted; `sandbox` is the job's, where every
-    stage (setup included) runs.
+    stage (setup included) runs; `commands_from` is a tree the repository's own commands
+    are read from instead of `repo` (`discovery.candidates`).
     """
     repo, data_dir = repo.resolve(), data_dir.resolve()
     if data_dir.is_relative_to(repo):
@@ -67,6 +69,7 @@ def run_validation(
     pipeline = _Pipeline(
         repo, config, data_dir, base_sha, clock, env or os.environ, on_stage, sandbox
     )
+    pipeline.commands_from = commands_from
     report = pipeline.check(autofix=fix)
     rounds = 0
     if fix and fix_callback is not None:
@@ -98,12 +101,14 @@ class _Pipeline:
         self.base = resolve_commit(repo, base_sha) if base_sha is not None else None
         self.base_asked = base_sha
         self.disabled = frozenset(s for s in STAGES if getattr(config, s) is None)
+        self.commands_from: Path | None = None
 
     def check(self, *, autofix: bool) -> ValidationReport:
         """Setup (if due) and every stage; with `autofix`, safe fixers on the change first."""
         env = prepare(
             self.repo, self.config, data_dir=self.data_dir, env=self.base_env,
             base_sha=self.base, clock=self.clock, sandbox=self.sandbox,
+            commands_from=self.commands_from,
         )  # fmt: skip
         self._emit(env.setup)
         timeout = self.config.timeout_seconds
@@ -149,6 +154,7 @@ def prepare(
     base_sha: str | None = None,
     clock: Clock | None = None,
     sandbox: Sandbox | None = None,
+    commands_from: Path | None = None,
 ) -> Prepared:
     """The setup stage on its own (cached per dependency files), as the stages will use it.
 
@@ -161,7 +167,7 @@ def prepare(
     profile = detect_profile(repo)
     exclude(repo, LITTER)
     changed = changed_files(repo, base_sha) if base_sha else None
-    specs = candidates(repo, config, profile)
+    specs = candidates(repo, config, profile, trusted=commands_from)
     # The first choice of each stage, and its last resort (the default) should it not run.
     top = [s for c in specs.values() for s in dict.fromkeys([*c[:1], *c[-1:]])]
     use_venv = config.setup is not None

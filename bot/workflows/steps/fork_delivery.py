@@ -4,7 +4,8 @@ Our own branches (and people's branches in the repository) are fetched from orig
 pushed to as before. A fork's branch is fetched from the fork's clone URL into a private
 ref (`FORK_HEAD`), never into `origin/*`: the default branch's config and instructions are
 read there. What is trusted (config, instructions, gate commands, limits) comes from the
-base repository's default branch; the fork's code is only ever run in the job's sandbox.
+base repository's default branch (the gate reads the repository's own commands from a
+checkout of it, `JobEnv.commands_from`); the fork's code only ever runs in the sandbox.
 
 A validated commit goes back one of two ways (DESIGN amendment, issue #27):
 
@@ -20,7 +21,9 @@ A validated commit goes back one of two ways (DESIGN amendment, issue #27):
 from __future__ import annotations
 
 import logging
+import shutil
 from dataclasses import dataclass
+from pathlib import Path
 
 from bot.errors import AgentbotError, GitError
 from bot.followup.suggestions import Plan, commentable, fence_for, plan
@@ -84,7 +87,23 @@ def check_out(env: JobEnv, ws: Workspace, repo: str, pr: PullRequest) -> Branch:
     fork = Workspace(ws.path, token=ws.token, timeout=ws.timeout, remote_url=url)
     fork.git("fetch", "--no-tags", fork.remote, f"+refs/heads/{pr.head_ref}:{FORK_HEAD}")
     ws.switch(pr.head_ref, at=FORK_HEAD)
+    env.commands_from = trusted_tree(env, ws, repo)
     return Branch(repo, pr, fork, ws.head_sha())
+
+
+def trusted_tree(env: JobEnv, ws: Workspace, repo: str) -> Path:
+    """The base's default branch checked out beside `ws` (read only by the bot: the gate
+    takes the repository's own commands from there, never from the fork)."""
+    path = env.data_dir / "trusted" / f"{repo.replace('/', '__')}-{ws.path.name}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ws.git("worktree", "prune")
+    if path.exists():
+        ws.run(["worktree", "remove", "--force", "--force", str(path)], check=False)
+        shutil.rmtree(path, ignore_errors=True)
+        ws.git("worktree", "prune")
+    default = env.github.default_branch(repo)
+    ws.git("worktree", "add", "--quiet", "--detach", str(path), f"origin/{default}")
+    return path
 
 
 def deliver(env: JobEnv, ws: Workspace, branch: Branch, *, report: str) -> Delivered:

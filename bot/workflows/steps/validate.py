@@ -23,4 +23,5 @@ def validate(
         fix_callback=repair,
         clock=env.clock,
         sandbox=env.sandbox,
+        commands_from=env.commands_from,
     )

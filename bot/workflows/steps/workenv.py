@@ -78,6 +78,7 @@ def prepare_workenv(env: JobEnv, repo: Path, base_sha: str | None = None) -> Wor
         env=os.environ,
         clock=env.clock,
         sandbox=env.sandbox,
+        commands_from=env.commands_from,
     )
     senv = ready.senv
     problem = ""
