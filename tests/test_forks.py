@@ -155,6 +155,7 @@ def test_without_edits_allowed_a_review_of_suggestions_gives_the_validated_tree(
         assert [(c["path"], c["line"]) for c in review.comments] == [("calc.py", 2)]
         assert "tests/test_negative.py" in review.body and "does not allow edits" in review.body
         assert "| test | ✅ passed" in review.body  # the gate's table
+        assert "## Proof of the fix" in review.body and "test_negative.py" in review.body
         assert taken_review(w, fork) == want
 
 

@@ -41,6 +41,7 @@ from bot.workflows.steps.agents import open_session
 from bot.workflows.steps.flow import Flow, Stop
 from bot.workflows.steps.fork_delivery import Branch, check_out, deliver
 from bot.workflows.steps.limits import push_guard, worktree_problems
+from bot.workflows.steps.proof import prove
 from bot.workflows.steps.validate import validate
 from bot.workflows.steps.workspace import open_workspace
 
@@ -255,10 +256,14 @@ class _FollowUp(Flow):
         message = subject_line(f"{commit_type}: {output.summary}")
         sha = self.ws.commit(f"{message}\n\nFollow-up on #{self.number}.\n")
         assert self.branch is not None
-        got = deliver(self.env, self.ws, self.branch, report=validation_table(report))
+        told = validation_table(report)
+        if self.pr.from_fork(self.repo):  # a review carries the runner's proof too
+            self.prepare_environment()
+            told += "\n\n" + prove(self.ws, before, self.workenv, clock=self.env.clock).section()
+        got = deliver(self.env, self.ws, self.branch, report=told)
         if got.how == "review":
-            self.suggested.add(got.url or "a review")
             sha = got.url or "a review"
+            self.suggested.add(sha)
         return Outcome(what, commit=sha, gate="passed", note=output.summary)
 
     def undo(self, before: str, outcome: Outcome) -> Outcome:

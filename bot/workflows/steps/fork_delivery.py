@@ -59,11 +59,6 @@ class Branch:
     seen: str = ""
     """The branch's commit on its remote, as this job last saw or pushed it."""
 
-    @property
-    def ref(self) -> str:
-        """The checkout's name for the head: `origin/<branch>`, or `FORK_HEAD`."""
-        return FORK_HEAD if self.fork is not None else f"origin/{self.pr.head_ref}"
-
 
 @dataclass(frozen=True)
 class Delivered:
@@ -181,8 +176,9 @@ def _patch(ws: Workspace, start: str, head: str, found: Plan) -> str:
     if not found.patched:
         return ""
     return ws.git(
-        "diff", "--no-color", "--binary", "--no-renames", start, head, "--", *found.patched
-    )
+        "diff", "--no-color", "--binary", "--no-renames", start, head, "--",
+        *(f":(literal){p}" for p in found.patched),
+    )  # fmt: skip
 
 
 def review_body(found: Plan, patch: str, *, report: str, why: str) -> str:
