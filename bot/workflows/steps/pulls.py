@@ -19,8 +19,8 @@ def same_repo_pull(github: GitHubReads, repo: str, number: int, command: str) ->
     if pr.head_repo != repo:
         raise Refused(
             f"`{command}` runs only on branches of {repo}; this pull request"
-            f" comes from {pr.head_repo or 'a deleted fork'}, and agentbot does not push to"
-            " forks or run their code with this repository's credentials."
+            f" comes from {pr.head_repo or 'a deleted fork'}. On a fork's pull request, ask"
+            " for `/fix <instructions>` or `/cover` (docs/forks.md)."
         )
     return pr
 
