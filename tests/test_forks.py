@@ -181,6 +181,27 @@ def test_a_fork_that_allows_edits_but_refuses_the_credential_gets_a_review(
         assert taken_review(w, fork) == want
 
 
+def test_a_fork_branch_that_moved_meanwhile_is_neither_overwritten_nor_suggested_on(
+    tmp_path: Path,
+) -> None:
+    with world(tmp_path, ASKED, files=base_files(), repo_yaml=fast_validation_yaml()) as w:
+        fork = seed_fork(w, can_modify=True)
+
+        def contributor_pushes_first(ws: Any, branch: str) -> None:
+            if "contrib" in ws.remote:
+                push_files(fork, BRANCH, {"notes.txt": "mine\n"}, message="contributor")
+            push_branch(ws, branch)
+
+        result = door(w, push=contributor_pushes_first).handle(
+            pr_comment_by("maint", "/fix say integers; test negatives")
+        )
+
+        assert isinstance(result, JobResult) and result.status == JobStatus.FAILED
+        assert "moved while agentbot worked" in result.error
+        assert commits(fork, BRANCH, base="main")[0].subject == "contributor"
+        assert w.gh.reviews == []
+
+
 def test_the_forks_author_alone_starts_nothing(tmp_path: Path) -> None:
     with world(tmp_path, ASKED, files=base_files(), repo_yaml=fast_validation_yaml()) as w:
         fork = seed_fork(w, can_modify=True)
