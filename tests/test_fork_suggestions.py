@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from bot.followup.suggestions import Plan, commentable, fence_for, plan
 from bot.outbound.text import TextGuard
+from bot.ports import GitHubPort
+from bot.ports.recording import RecordingGitHub
 
 BLOCK = re.compile(r"\A(`{3,})suggestion\n(?P<text>.*)\1\Z", re.DOTALL)
 EVERYWHERE = {"f.py": [(1, 10_000)]}
@@ -170,3 +172,14 @@ def test_diff_blocks_of_our_review_body_stay_exact_until_anything_could_swallow_
     for before in ("<pre>\n", "```\n", "~~~\n", "<!--\n"):
         cleaned = guard.clean(before + patch)
         assert "@pytest" not in cleaned and "https://e.x/p.png" not in cleaned
+
+
+def test_a_dry_run_records_the_review_with_its_suggestions_and_sends_nothing() -> None:
+    echoed: list[str] = []
+    nothing = cast(GitHubPort, object())  # any call to it would fail
+    gh = RecordingGitHub(nothing, echoed.append)
+    (s,) = roundtrip("a\nb\n", "a\nB\n").suggestions
+    url = gh.create_review("o/r", 1, commit_id="c" * 40, body="gate", comments=[s.comment()])
+    assert url == "" and len(echoed) == 1
+    assert echoed[0].startswith("[dry-run] would review o/r#1 at cccccccccccc")
+    assert "gate" in echoed[0] and f"f.py:2\n{s.body()}" in echoed[0]
