@@ -3,11 +3,16 @@ fork's branch named like ours is not ours, and CI on a fork asks nobody; decide(
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from bot.config import RepoConfig
 from bot.events import Ignore
-from bot.models import Job, JobKind
+from bot.models import Job, JobKind, JobResult, JobStatus
+from bot.ports import JobEnv
+from bot.workflows.refuel.story import refuel
+from tests.e2e import REPO as E2E_REPO
+from tests.e2e import world
 from tests.test_events_followups import REPO, as_sender, ci, decide, review, review_comment
 
 
@@ -70,3 +75,23 @@ def test_ci_on_a_forks_branch_named_like_ours_asks_nobody() -> None:
         pr["head"]["repo"] = {**pr["head"]["repo"], "id": 999, "url": "https://x/contrib"}
     got = decide("check_suite", suite, RepoConfig())
     assert isinstance(got, Ignore) and "fork" in got.reason
+
+
+def test_a_forks_branch_named_like_ours_does_not_hold_an_issue_back_from_refuel(
+    tmp_path: Path,
+) -> None:
+    fixed: list[int] = []
+
+    def fake_fix(job: Job, env: JobEnv) -> JobResult:
+        assert job.number is not None
+        fixed.append(job.number)
+        return JobResult(job=job, status=JobStatus.SUCCESS, started_at=env.clock.now())
+
+    with world(tmp_path, []) as w:
+        for n in (1, 2):
+            w.gh.add_issue(E2E_REPO, number=n, title=f"bug {n}", labels=["agent-fix"])
+        w.gh.add_pull(E2E_REPO, head="agentbot/fix-issue-1", head_repo="mallory/calc")
+        w.gh.add_pull(E2E_REPO, head="agentbot/fix-issue-2", user="agentbot[bot]")
+        job = Job(kind=JobKind.REFUEL, repo=E2E_REPO, params={"limit": 5})
+        refuel(job, w.env(), run_fix=fake_fix)
+    assert fixed == [1]  # #2 has our open pull request; #1 only a fork's look-alike

@@ -73,7 +73,8 @@ def refuel(
         return result.model_copy(
             update={"status": JobStatus.FAILED, "error": str(exc), "finished_at": env.clock.now()}
         )
-    open_branches = {p.head_ref for p in pulls}
+    # A fork's branch named like ours (`agentbot/fix-issue-N`) is not ours: it blocks nothing.
+    open_branches = {p.head_ref for p in pulls if not p.from_fork(job.repo)}
     items: list[dict[str, object]] = []
     eligible: list[Issue] = []
     for issue in issues:
