@@ -182,12 +182,15 @@ class ReviewThread(_Model):
 
 
 class CheckRunStart(TypedDict, total=False):
-    """A new check run: its name and commit, an initial status, a link to the run's log."""
+    """A new check run: its name and commit, a status (concluded at once when `completed`)."""
 
     name: Required[str]
     head_sha: Required[str]
     status: str
     details_url: str
+    conclusion: str | None
+    title: str
+    summary: str
 
 
 class CheckRunUpdate(TypedDict, total=False):
