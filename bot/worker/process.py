@@ -23,6 +23,7 @@ from bot.ports import GitHubFor, GitHubPort, Handler, JobEnv
 from bot.queue import JobQueue, QueuedJob
 from bot.sandbox import SandboxPolicy
 from bot.usecase import DISPATCHED, UseCase, dispatch_inputs
+from bot.worker.outcomes import follow, opened
 from bot.worker.spend import SpendCaps
 
 log = logging.getLogger("agentbot.worker")
@@ -125,13 +126,17 @@ class WorkerDeps:
 
 def process_delivery(record: QueuedJob, deps: WorkerDeps) -> JobResult | Ignore:
     """Route one stored delivery and run (or dispatch) its job; raise when it failed."""
+    follow(deps.queue, record.event_name, record.payload, deps.bot_login)
     delivery = Delivery.from_json(record.event_name, record.payload, record.id)
     if isinstance(delivery, Ignore):
         return delivery
     if delivery.repo or delivery.number is not None:
         # The jobs page names the repo and issue/PR from the payload, whatever comes next.
         deps.queue.annotate(record.id, repo=delivery.repo or "", number=delivery.number)
-    return deps.usecase().handle(delivery)
+    outcome = deps.usecase().handle(delivery)
+    if isinstance(outcome, JobResult) and not outcome.summary.startswith(DISPATCHED):
+        opened(deps.queue, outcome, deps.clock)
+    return outcome
 
 
 def decision_text(outcome: JobResult | Ignore | None) -> str:
