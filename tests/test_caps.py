@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.errors import LimitsExceeded
+from bot.config import RepoConfig
+from bot.errors import ConfigError, LimitsExceeded
 from bot.llm import AnthropicLLM
 from bot.models import Job, JobKind, JobStatus
-from bot.queue import JobRecord, JobState
+from bot.queue import JobQueue, JobRecord, JobState, open_queue
 from bot.queue.sqlite import SqliteQueue
 from bot.stats.caps import Cap, caps, period_end, period_start, reached
 from bot.worker import Worker, WorkerDeps, process_delivery
@@ -26,7 +27,10 @@ from bot.workflows.refuel.story import refuel
 from tests.e2e import FIX_EDIT, REPO, TEST_EDIT, World, fast_validation_yaml, world
 from tests.fakes.anthropic import Step, finish, reply, tool_use, usage
 from tests.fakes.gitrepo import server_url
+from tests.test_queue_contract import queue_url
 from tests.test_worker import labeled as app_labeled
+
+__all__ = ["queue_url"]  # the fixture: each scenario on SQLite and on PostgreSQL
 
 CALL = usage(100_000, 0)
 """One model call of the script: 100k input tokens of claude-sonnet-4-6, $0.30."""
@@ -78,12 +82,20 @@ def test_the_first_reached_cap_names_itself_and_its_reset() -> None:
     assert reached(found, lambda repo, since: spent[repo], datetime(2026, 5, 4, tzinfo=UTC)) is None
 
 
+@pytest.mark.parametrize(
+    "yaml", ["budget: {max_usd_per_day: 0}", "budget: {max_usd_per_month: ten}"]
+)
+def test_a_bad_repository_cap_names_its_key(yaml: str) -> None:
+    with pytest.raises(ConfigError, match=r"budget\.max_usd_per_(day|month)"):
+        RepoConfig.from_text(yaml)
+
+
 @dataclass
 class App:
     """A worker over a real SQLite queue, the real handlers, fake GitHub and model."""
 
     w: World
-    queue: SqliteQueue
+    queue: JobQueue
     worker: Worker
     sent: int = 0
 
@@ -102,14 +114,14 @@ class App:
 
 @contextmanager
 def app(
-    tmp_path: Path, script: list[Step], yaml: str, *, per_day: float | None = None
+    tmp_path: Path, url: str, script: list[Step], yaml: str, *, per_day: float | None = None
 ) -> Iterator[App]:
     with world(tmp_path, script, repo_yaml=fast_validation_yaml(yaml)) as w:
         w.clock.advance(9 * 3600)  # 2026-01-01 09:00 UTC
         for n in (1, 2, 3):
             w.gh.add_issue(REPO, number=n, title=f"add() is wrong ({n})", labels=["agent-fix"])
         w.gh.set_permission(REPO, "alice", "write")
-        queue = SqliteQueue(tmp_path / "q.db", clock=w.clock)
+        queue = open_queue(url, clock=w.clock)
         client = w.gh.client(clock=w.clock)
         deps = WorkerDeps(
             queue=queue,
@@ -132,12 +144,12 @@ def app(
 
 @pytest.mark.slow
 def test_jobs_until_the_daily_cap_then_one_refusal_and_a_reset_the_next_day(
-    tmp_path: Path,
+    tmp_path: Path, queue_url: str
 ) -> None:
     # Job 1 spends $0.90; job 2 spends $0.30 more, crossing the $1.00 cap, and stops before
     # its next call; job 3 is refused with one comment; the next UTC day it runs.
     script = [*fix_calls(), fix_calls()[0], *fix_calls()]
-    with app(tmp_path, script, "budget:\n  max_usd_per_day: 1.0\n") as a:
+    with app(tmp_path, queue_url, script, "budget:\n  max_usd_per_day: 1.0\n") as a:
         first = a.label(1)
         assert first.result is not None and first.result.status == JobStatus.SUCCESS
         assert first.result.cost_usd == pytest.approx(0.9)
@@ -165,8 +177,8 @@ def test_jobs_until_the_daily_cap_then_one_refusal_and_a_reset_the_next_day(
 
 
 @pytest.mark.slow
-def test_the_installation_cap_counts_every_repository(tmp_path: Path) -> None:
-    with app(tmp_path, fix_calls(), "", per_day=0.5) as a:
+def test_the_installation_cap_counts_every_repository(tmp_path: Path, queue_url: str) -> None:
+    with app(tmp_path, queue_url, fix_calls(), "", per_day=0.5) as a:
         a.queue.record_spend("other", "acme/else", 1, "fix_issue", 0.5, a.w.clock.now())
         refused = a.label(1)
         assert refused.state == JobState.IGNORED
