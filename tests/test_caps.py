@@ -212,3 +212,19 @@ def test_refuel_stops_at_the_cap(tmp_path: Path) -> None:
         with pytest.raises(LimitsExceeded):
             meter.check()
         queue.close()
+
+
+def test_serve_hands_the_installation_caps_to_its_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bot.config import load_settings
+    from bot.wiring import worker_deps
+
+    monkeypatch.setenv("AGENTBOT_MAX_USD_PER_DAY", "7.5")
+    monkeypatch.setenv("AGENTBOT_MAX_USD_PER_MONTH", "100")
+    monkeypatch.setenv("AGENTBOT_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("AGENTBOT_SANDBOX", "none")
+    queue = SqliteQueue(tmp_path / "q.db")
+    caps = worker_deps(load_settings(), queue, HANDLERS).spend_caps()
+    queue.close()
+    assert (caps.per_day, caps.per_month) == (7.5, 100.0)
