@@ -58,18 +58,27 @@ def _ratio(part: float, whole: float) -> float | None:
     return round(part / whole, 6) if whole else None
 
 
-def pull_cost(pull: PullOutcome, jobs: Iterable[JobFigure]) -> float:
-    """What the jobs that opened, pushed to or followed up on a pull request cost."""
-    return sum(
-        j.cost_usd
-        for j in jobs
-        if j.repo == pull.repo
-        and (
-            (pull.job_id and j.id == pull.job_id)
-            or j.pr_number == pull.number
-            or (j.kind == "follow_up" and j.number == pull.number)
-        )
-    )
+class PullCosts:
+    """What the jobs that opened, pushed to or followed up on each pull request cost."""
+
+    def __init__(self, jobs: Iterable[JobFigure]) -> None:
+        self.by_id: dict[str, JobFigure] = {}
+        self.by_pull: dict[tuple[str, int], list[JobFigure]] = defaultdict(list)
+        for j in jobs:
+            self.by_id[j.id] = j
+            pulls = {j.pr_number} if j.pr_number is not None else set()
+            if j.kind == "follow_up" and j.number is not None:
+                pulls.add(j.number)
+            for n in pulls:
+                self.by_pull[(j.repo, n)].append(j)
+
+    def of(self, pull: PullOutcome) -> float:
+        """The pull request's cost, each job counted once."""
+        jobs = {j.id: j for j in self.by_pull.get((pull.repo, pull.number), [])}
+        opener = self.by_id.get(pull.job_id) if pull.job_id else None
+        if opener is not None and opener.repo == pull.repo:
+            jobs[opener.id] = opener
+        return sum(j.cost_usd for j in jobs.values())
 
 
 def _group(pulls: Sequence[PullOutcome], jobs: Sequence[JobFigure]) -> dict[str, Any]:
@@ -96,6 +105,7 @@ def figures(
     kinds = sorted({j.kind for j in jobs if j.kind} | {p.kind for p in pulls if p.kind})
     repos = sorted({j.repo for j in jobs if j.repo} | {p.repo for p in pulls})
     seconds = [j.seconds for j in jobs if j.seconds is not None]
+    costs = PullCosts(jobs)
     hours = [
         (p.merged_at - p.opened_at).total_seconds() / 3600
         for p in pulls
@@ -130,7 +140,7 @@ def figures(
                 "review_rounds": p.review_rounds,
                 "human_commits": p.human_commits,
                 "zero_touch": p.zero_touch,
-                "cost_usd": round(pull_cost(p, jobs), 6),
+                "cost_usd": round(costs.of(p), 6),
             }
             for p in pulls
         ],
