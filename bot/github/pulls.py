@@ -6,7 +6,7 @@ from githubkit.utils import UNSET
 
 from bot.errors import GitHubError
 from bot.github.core import RestCore, is_missing, list_state
-from bot.models.github import PullCommit, PullRequest, PullReview
+from bot.models.github import PullRequest
 
 
 class PullsAPI(RestCore):
@@ -25,16 +25,6 @@ class PullsAPI(RestCore):
             head=head if head else UNSET,
         )
         return [PullRequest.from_api(p) for p in items]
-
-    def list_pull_reviews(self, repo: str, number: int) -> list[PullReview]:
-        """Every submitted review of a pull request, oldest first."""
-        endpoint = self._shared.kit.rest.pulls.list_reviews
-        return [PullReview.from_api(r) for r in self._pages_on(repo, endpoint, number)]
-
-    def list_pull_commits(self, repo: str, number: int) -> list[PullCommit]:
-        """The pull request's commits, oldest first (GitHub lists at most 250)."""
-        endpoint = self._shared.kit.rest.pulls.list_commits
-        return [PullCommit.from_api(c) for c in self._pages_on(repo, endpoint, number)]
 
     def get_pull(self, repo: str, number: int) -> PullRequest:
         """One pull request."""
