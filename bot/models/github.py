@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Required, TypedDict
 
 from pydantic import BaseModel, ConfigDict
@@ -11,6 +12,16 @@ class _Model(BaseModel):
     """Immutable; built from API payloads by `from_api`, or directly in tests."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def _when(value: Any) -> datetime | None:
+    """An API timestamp (`2026-01-01T00:00:00Z`), or None when absent or unreadable."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
 
 
 def _login(user: Any) -> str:
@@ -96,6 +107,9 @@ class PullRequest(_Model):
     base_ref: str = ""
     user: str = ""
     merged: bool = False
+    created_at: datetime | None = None
+    closed_at: datetime | None = None
+    merged_at: datetime | None = None
 
     @classmethod
     def from_api(cls, data: dict[str, Any]) -> PullRequest:
@@ -115,7 +129,34 @@ class PullRequest(_Model):
             base_ref=(data.get("base") or {}).get("ref") or "",
             user=_login(data.get("user")),
             merged=bool(data.get("merged") or data.get("merged_at")),
+            created_at=_when(data.get("created_at")),
+            closed_at=_when(data.get("closed_at")),
+            merged_at=_when(data.get("merged_at")),
         )
+
+
+class PullReview(_Model):
+    """A submitted review of a pull request."""
+
+    user: str
+    state: str
+
+    @classmethod
+    def from_api(cls, data: dict[str, Any]) -> PullReview:
+        """Parse a `pull-request-review` payload."""
+        return cls(user=_login(data.get("user")), state=str(data.get("state") or ""))
+
+
+class PullCommit(_Model):
+    """A commit of a pull request, by its author's login ("" when GitHub knows none)."""
+
+    sha: str
+    author: str
+
+    @classmethod
+    def from_api(cls, data: dict[str, Any]) -> PullCommit:
+        """Parse a `commit` payload of pulls/list-commits."""
+        return cls(sha=str(data.get("sha") or ""), author=_login(data.get("author")))
 
 
 class Repo(_Model):
