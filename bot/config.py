@@ -91,6 +91,20 @@ class Settings(BaseSettings):
         default="auto", validation_alias=AliasChoices("AGENTBOT_SANDBOX")
     )
     """`auto`: bubblewrap where it works; `none`: jobs run unsandboxed (unsafe)."""
+    max_usd_per_day: float | None = Field(
+        default=None,
+        gt=0,
+        allow_inf_nan=False,
+        validation_alias=AliasChoices("AGENTBOT_MAX_USD_PER_DAY"),
+    )
+    """The installation's spend per UTC day, every repository together (`agentbot serve`)."""
+    max_usd_per_month: float | None = Field(
+        default=None,
+        gt=0,
+        allow_inf_nan=False,
+        validation_alias=AliasChoices("AGENTBOT_MAX_USD_PER_MONTH"),
+    )
+    """The installation's spend per UTC calendar month, every repository together."""
 
     @field_validator("data_dir")
     @classmethod
@@ -208,6 +222,10 @@ class Budget(_Section):
     max_turns: int = Field(default=60, gt=0)
     max_minutes: float = Field(default=30, gt=0)
     max_usd_per_refuel: float = Field(default=20.0, gt=0)
+    max_usd_per_day: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """This repository's spend per UTC day (App only: counted in the queue's database)."""
+    max_usd_per_month: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """This repository's spend per UTC calendar month (App only)."""
 
 
 class ValidationConfig(_Section):

@@ -18,6 +18,7 @@ import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from bot.clock import Clock
 from bot.errors import ConfigError, LimitsExceeded
@@ -127,6 +128,18 @@ def cost_usd(
     ) / 1_000_000
 
 
+class SpendMeter(Protocol):
+    """Spending beyond one job: the App's caps per day and month (bot.worker.spend)."""
+
+    def check(self) -> None:
+        """Raise LimitsExceeded when a spend cap is reached."""
+        ...
+
+    def add(self, usd: float) -> None:
+        """Count money the job just spent."""
+        ...
+
+
 class BudgetTracker:
     """One job's spending: `check()` before each LLM call, `record(usage)` after it."""
 
@@ -139,6 +152,7 @@ class BudgetTracker:
         max_minutes: float,
         clock: Clock,
         prices: Mapping[str, Mapping[str, float]] | None = None,
+        meter: SpendMeter | None = None,
     ) -> None:
         if prices:
             validate_prices(prices)  # fail at job start, not after the first paid call
@@ -147,6 +161,7 @@ class BudgetTracker:
         self.max_usd = max_usd
         self.max_minutes = max_minutes
         self.prices = prices
+        self.meter = meter
         self.usage = Usage()
         self.cost_usd = 0.0
         self.turns = 0
@@ -187,6 +202,8 @@ class BudgetTracker:
                 used=minutes,
                 allowed=self.max_minutes,
             )
+        if self.meter is not None:
+            self.meter.check()
 
     def record(self, usage: Usage) -> None:
         """Add one call's tokens and cost, and count a turn (thread-safe)."""
@@ -195,3 +212,5 @@ class BudgetTracker:
             self.usage = self.usage + usage
             self.cost_usd += cost
             self.turns += 1
+        if self.meter is not None:
+            self.meter.add(cost)

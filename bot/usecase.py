@@ -25,12 +25,14 @@ from dataclasses import dataclass, field, replace
 
 from bot.clock import Clock, SystemClock
 from bot.config import REPO_CONFIG_PATH, RepoConfig
+from bot.cost import SpendMeter
 from bot.errors import ConfigError, NoCredentials
 from bot.events import Delivery, Ignore, describe, screen, settle
 from bot.guards import check_job, check_permission
 from bot.models import Job, JobKind, JobResult, JobStatus
 from bot.outbound.text import addressing
 from bot.ports import FactCache, GitHubPort, Handler, JobEnv
+from bot.stats.caps import CapUse, refusal_comment
 
 log = logging.getLogger("agentbot.job")
 
@@ -60,6 +62,14 @@ def _no_files(delivery: Delivery) -> KnownFiles:
 
 def _no_link(job: Job) -> str:
     return ""
+
+
+def _no_cap(job: Job, config: RepoConfig) -> CapUse | None:
+    return None
+
+
+def _no_meter(job: Job, config: RepoConfig) -> SpendMeter | None:
+    return None
 
 
 @dataclass(frozen=True)
@@ -102,6 +112,10 @@ class UseCase:
     job_link: Callable[[Job], str] = _no_link
     """Where people follow a job (the App's job page, the Action's workflow run): the
     check run links there."""
+    capped: Callable[[Job, RepoConfig], CapUse | None] = _no_cap
+    """The spend cap reached now for a job that would run here (the App's caps over time)."""
+    meter: Callable[[Job, RepoConfig], SpendMeter | None] = _no_meter
+    """What counts a running job's spend against those caps."""
 
     def handle(self, delivery: Delivery) -> JobResult | Ignore:
         """Plan, guard and run one delivery; Ignore when it starts nothing."""
@@ -183,6 +197,13 @@ class UseCase:
             if refusal.comment and job.number is not None:
                 plan.github.create_comment(job.repo, job.number, refusal.comment)
             return Ignore(reason=refusal.reason, repo=job.repo, number=job.number, actor=job.actor)
+        if not (self.dispatches and plan.config.execution.mode == "actions"):
+            cap = self.capped(job, plan.config)
+            if cap is not None:
+                if job.number is not None:
+                    what = f"{job.kind.value} on #{job.number}"
+                    plan.github.create_comment(job.repo, job.number, refusal_comment(cap, what))
+                return Ignore(reason=cap.message(), repo=job.repo, number=job.number)
         if not self.hold(job):
             return Ignore(
                 reason=f"a job for {job.key} is already running", repo=job.repo, number=job.number
@@ -200,10 +221,14 @@ class UseCase:
         # Imported here: `agentbot --help` and the receiver must not load the workflows.
         from bot.workflows.steps.check_run import run_checked
 
+        job = plan.job
         env = self.make_env(plan.github, plan.config)
+        meter = self.meter(job, plan.config)
+        if meter is not None:
+            env = replace(env, meter=meter)
         if self.bot_login and not env.bot_login:
             env = replace(env, bot_login=self.bot_login)
-        job, handler = plan.job, self.handlers[plan.job.kind]
+        handler = self.handlers[job.kind]
         try:
             # Through the job's own GitHub: a dry run records its check run, never sends it.
             return run_checked(env.github, job, self.job_link(job), lambda: handler(job, env))

@@ -174,4 +174,6 @@ def worker_deps(
         server_url=settings.github_server_url,
         sandbox=SandboxPolicy.for_settings(settings, app=True),
         missing_credentials=lambda: missing_credentials(settings),
+        max_usd_per_day=settings.max_usd_per_day,
+        max_usd_per_month=settings.max_usd_per_month,
     )

@@ -9,7 +9,15 @@ import pytest
 
 # .ci/run installs chromium, bubblewrap, rspec and Go and starts PostgreSQL; a skip there
 # would hide a broken setup.
-_SERVICES = ("chromium", "postgresql", "bubblewrap", "rspec", "go toolchain", "needs go")
+_SERVICES = (
+    "chromium",
+    "postgresql",
+    "bubblewrap",
+    "rspec",
+    "go toolchain",
+    "needs go",
+    "libfaketime",
+)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -145,6 +145,7 @@ def test_app_manifest_asks_for_what_agentbot_uses() -> None:
         "issues",
         "issue_comment",
         "push",
+        "pull_request",
         "pull_request_review",
         "pull_request_review_comment",
         "check_suite",

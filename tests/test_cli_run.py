@@ -194,7 +194,7 @@ def test_run_on_a_star_asks_github_nothing(tmp_path: Path, api: str) -> None:
 
 
 def test_a_fix_in_action_mode_asks_each_fact_once(tmp_path: Path) -> None:
-    """Every request of a happy-path fix with a review request: at most 13 (3 of them for the
+    """Every request of a happy-path fix with a review request: at most 10 (1 of them for the
     check run on the pull request it opened), no GET twice."""
     with world(tmp_path, fix_script(), repo_yaml=fast_validation_yaml()) as w:
         w.gh.set_permission(REPO, "alice", "write")
@@ -208,7 +208,7 @@ def test_a_fix_in_action_mode_asks_each_fact_once(tmp_path: Path) -> None:
         calls = [f"{c.method} {c.path} {sorted(c.query.items())}" for c in w.gh.calls]
         assert len(w.gh.calls_to("POST", rf"/repos/{REPO}/pulls/\d+/requested_reviewers")) == 1
         assert len(w.gh.check_runs) == 1
-        assert len(calls) <= 13, "\n".join(calls)
+        assert len(calls) <= 10, "\n".join(calls)
         reads = [c for c in calls if c.startswith("GET ")]
         assert len(reads) == len(set(reads)), "\n".join(reads)
 

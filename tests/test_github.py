@@ -193,7 +193,9 @@ def test_pulls_are_created_listed_fetched_and_updated(gh: FakeGitHub, client: Gi
         head_repo=REPO,
         base_ref="main",
         user="github-actions[bot]",
+        created_at=made.created_at,
     )
+    assert made.created_at is not None and made.merged_at is None
     assert len(made.head_sha) == 40
     assert gh.calls[-1].json == {
         "title": "fix: crash (Fixes #1)",

@@ -94,3 +94,14 @@ def test_a_dry_run_records_writes_and_sends_none(gh: FakeGitHub) -> None:
     ]
     assert echoed == dry.writes
     assert "Fixes #1" in dry.writes[3]
+
+
+def test_a_pull_request_it_opened_or_edited_is_not_asked_for_again(gh: FakeGitHub) -> None:
+    """GitHub answers a create or an edit with the whole pull request: that answer is the fact."""
+    sha = gh.set_branch(REPO, "agentbot/fix-issue-1")
+    facts = FactCache(gh.client())
+    pull = facts.create_pull(REPO, title="fix", head="agentbot/fix-issue-1", base="trunk", body="")
+    assert facts.get_pull(REPO, pull.number).head_sha == sha
+    facts.update_pull(REPO, pull.number, body="edited")
+    assert facts.get_pull(REPO, pull.number).body == "edited"
+    assert gh.calls_to("GET", rf"/repos/{REPO}/pulls/{pull.number}$") == []

@@ -339,7 +339,7 @@ def test_a_fix_in_app_mode_asks_each_fact_once(
         reads = [c for c in calls if c.startswith("GET ")]
         assert len(reads) == len(set(reads)), "\n".join(calls)
         # 10, and 3 for the check run on the pull request it opened (read head, create, finish)
-        assert len(calls) <= 13, "\n".join(calls)
+        assert len(calls) <= 10, "\n".join(calls)
 
 
 def test_the_action_reads_the_config_path_it_is_given(world: World) -> None:

@@ -23,6 +23,7 @@ from bot.config import Settings
 from bot.errors import QueueError
 from bot.queue import JobQueue
 from bot.worker import Intake, Metrics
+from webhooks.dashboard import add_dashboard
 from webhooks.group_commit import GroupCommit
 from webhooks.pages import add_pages
 from webhooks.receiver import MAX_BODY, WebhookReceiver, signature, verify_signature
@@ -104,4 +105,8 @@ def create_app(
     add_pages(
         app, queue, server_url, rejected=lambda: dict(metrics.rejected), password=jobs_password
     )
+    day_cap = settings.max_usd_per_day if settings else None
+    month_cap = settings.max_usd_per_month if settings else None
+    add_dashboard(app, queue, password=jobs_password, day_cap=day_cap, month_cap=month_cap)
+    metrics.watch_stats(queue, day_cap=day_cap, month_cap=month_cap)
     return app

@@ -23,7 +23,7 @@ from bot.errors import QueueError
 from bot.queue import JobQueue, JobRecord, JobState
 
 
-def _allowed(request: Request, password: str | None) -> bool:
+def allowed(request: Request, password: str | None) -> bool:
     """Whether the request carries `password` by HTTP Basic (always, without one)."""
     if password is None:
         return True
@@ -37,7 +37,7 @@ def _allowed(request: Request, password: str | None) -> bool:
     return hmac.compare_digest(given.encode(), password.encode())
 
 
-def _ask_password() -> Response:
+def ask_password() -> Response:
     return Response(
         "the jobs page needs its password (AGENTBOT_JOBS_PASSWORD or jobs-password in the"
         " data dir)\n",
@@ -64,8 +64,8 @@ def add_pages(
     @app.get("/jobs/{job_id}")
     async def job_json(job_id: str, request: Request) -> Response:
         """One job, with its log, as JSON."""
-        if not _allowed(request, password):
-            return _ask_password()
+        if not allowed(request, password):
+            return ask_password()
         try:
             record = await anyio.to_thread.run_sync(queue.get, job_id)
         except QueueError as exc:
@@ -77,8 +77,8 @@ def add_pages(
     @app.get("/")
     async def jobs_page(request: Request, state: str = "", limit: int = 100) -> Response:
         """The jobs page: newest first, optionally one state."""
-        if not _allowed(request, password):
-            return _ask_password()
+        if not allowed(request, password):
+            return ask_password()
         try:
             wanted = JobState(state) if state else None
         except ValueError:
@@ -93,7 +93,7 @@ def add_pages(
         return HTMLResponse(_page(_rejected(rejected()) + _table(jobs, now, server_url), counts))
 
 
-_STYLE = """
+STYLE = """
 body{font:14px system-ui,sans-serif;margin:1.5rem;color:#1f2328}
 table{border-collapse:collapse;width:100%}
 th,td{padding:.35rem .6rem;border-bottom:1px solid #d0d7de;text-align:left;vertical-align:top}
@@ -178,6 +178,7 @@ def _page(content: str, counts: dict[JobState, int]) -> str:
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta http-equiv="refresh" content="15"><title>agentbot jobs</title>'
-        f"<style>{_STYLE}</style></head><body><h1>agentbot jobs</h1>"
-        f'<nav><a href="/">all</a> {nav}</nav>{content}</body></html>'
+        f"<style>{STYLE}</style></head><body><h1>agentbot jobs</h1>"
+        f'<nav><a href="/">all</a> {nav} <a href="/dashboard" id="dashboard-link">dashboard</a>'
+        f"</nav>{content}</body></html>"
     )

@@ -2,7 +2,7 @@
 
 from bot.github.auth import AppAuth, InstallationToken, TokenAuth
 from bot.github.client import GitHub
-from bot.github.core import AppTokenError
+from bot.github.failures import AppTokenError
 from bot.github.pacing import WritePacer
 from bot.models.github import Comment, Issue, PullRequest, Repo
 

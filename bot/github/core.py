@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
-from typing import Any, Literal, NoReturn, Self, cast
+from typing import Any, NoReturn, Self
 
 import githubkit
 import httpx
@@ -22,13 +22,13 @@ from bot.clock import Clock, SystemClock
 from bot.config import CONNECT_RETRY_SECONDS
 from bot.errors import GitHubError
 from bot.github.auth import AppAuth, TokenAuth
+from bot.github.failures import AppTokenError, exception_of, invalid_request, to_error
+from bot.github.names import split_repo
 from bot.github.pacing import WRITE_METHODS, WritePacer
 from bot.github.retry import (
     CONNECT_TIMEOUT,
     Backoff,
     classify,
-    request_host,
-    request_of,
     request_path,
 )
 from bot.outbound.text import TextGuard
@@ -38,8 +38,6 @@ log = logging.getLogger("agentbot.github")
 Send = Callable[[dict[str, str]], Response[Any]]
 """One request through githubkit, given the headers (Authorization) to send."""
 
-ROLES = ("none", "read", "triage", "write", "maintain", "admin")
-STATES = ("open", "closed", "all")
 PER_PAGE = 100
 
 
@@ -69,30 +67,6 @@ class _Shared:
             if installation_id not in self._pacers:
                 self._pacers[installation_id] = WritePacer(self.clock)
             return self._pacers[installation_id]
-
-
-class AppTokenError(GitHubError):
-    """The App could not get an installation token (not installed, wrong key, suspended)."""
-
-
-def is_missing(exc: GitHubError, *statuses: int) -> bool:
-    """The call's own resource is absent (not the token request in front of it)."""
-    return exc.status in statuses and not isinstance(exc, AppTokenError)
-
-
-def split_repo(repo: str) -> tuple[str, str]:
-    """("owner", "name") of "owner/name"; anything else is refused before any request."""
-    owner, _, name = repo.partition("/")
-    if not owner or not name or "/" in name:
-        raise GitHubError(f"not an owner/name repository: {repo!r}")
-    return owner, name
-
-
-def list_state(state: str) -> Literal["open", "closed", "all"]:
-    """A list filter state, checked: open, closed or all."""
-    if state not in STATES:
-        raise GitHubError(f"state must be one of {', '.join(STATES)}, not {state!r}")
-    return cast(Literal["open", "closed", "all"], state)
 
 
 class RestCore:
@@ -231,18 +205,18 @@ class RestCore:
         started = self.clock.monotonic()
 
         def wait(state: RetryCallState) -> float:
-            exc = _exception(state)
+            exc = exception_of(state)
             return backoff.delay(exc, classify(exc, method), self.clock.now())
 
         def stop(state: RetryCallState) -> bool:
-            if classify(_exception(state), method).kind == "unreachable":
+            if classify(exception_of(state), method).kind == "unreachable":
                 elapsed = self.clock.monotonic() - started
                 bound = min(self.connect_retry_seconds, self.max_retry_seconds)
                 return elapsed + state.upcoming_sleep > bound
             return state.idle_for + state.upcoming_sleep > self.max_retry_seconds
 
         def before_sleep(state: RetryCallState) -> None:
-            exc = _exception(state)
+            exc = exception_of(state)
             failure = classify(exc, method)
             log.warning(
                 "GitHub %s %s failed (%s %s): retry %d in %.0f s",
@@ -255,8 +229,8 @@ class RestCore:
             )
 
         def give_up(state: RetryCallState) -> NoReturn:
-            exc = _exception(state)
-            raise self._error(exc, method, retry_after=state.upcoming_sleep) from exc
+            exc = exception_of(state)
+            raise to_error(exc, method, retry_after=state.upcoming_sleep) from exc
 
         retrying = Retrying(
             sleep=self.clock.sleep,
@@ -271,43 +245,10 @@ class RestCore:
                 with attempt:
                     return self._send_once(method, send, as_app, checked)
         except GitHubException as exc:
-            raise self._error(exc, method) from exc
+            raise to_error(exc, method) from exc
         except pydantic.ValidationError as exc:
-            # githubkit checks request bodies against the schema before sending anything.
-            # Union bodies report one error per branch; skip "should be <UNSET>" noise.
-            first = next((e for e in exc.errors() if "UNSET" not in e["msg"]), exc.errors()[0])
-            where = ".".join(str(part) for part in first["loc"][1:]) or "body"
-            raise GitHubError(
-                f"GitHub {method}: request not sent, {where}: {first['msg']}", method=method
-            ) from exc
+            raise invalid_request(exc, method) from exc
         raise AssertionError("tenacity returned without an outcome")  # pragma: no cover
-
-    def _error(
-        self, exc: BaseException, method: str, *, retry_after: float | None = None
-    ) -> GitHubError:
-        failure = classify(exc, method)
-        request = request_of(exc)
-        url = str(request.url) if request is not None else ""
-        if failure.kind == "unreachable":
-            return GitHubError(
-                f"cannot reach {request_host(exc)}: {failure.message} (GitHub {method}"
-                f" {request_path(exc)}); check the network, proxy and GITHUB_API_URL",
-                method=method,
-                url=url,
-                retry_after=retry_after,
-            )
-        if retry_after is not None:
-            waited = f" (gave up retrying; try again in {retry_after:.0f} s)"
-        else:
-            waited = ""
-        what = f"{failure.status} {failure.message}" if failure.status else failure.message
-        return GitHubError(
-            f"GitHub {method} {request_path(exc)}: {what}{waited}",
-            status=failure.status,
-            method=method,
-            url=url,
-            retry_after=retry_after,
-        )
 
     def _on_repo(
         self, method: str, repo: str, endpoint: Callable[..., Response[Any]], *args: Any, **kw: Any
@@ -344,11 +285,3 @@ class RestCore:
             if 'rel="next"' not in resp.headers.get("link", ""):
                 return
             page += 1
-
-
-def _exception(state: RetryCallState) -> BaseException:
-    outcome = state.outcome
-    exc = outcome.exception() if outcome is not None else None
-    if exc is None:  # pragma: no cover - tenacity only retries on exceptions here
-        raise AssertionError("retry without an exception")
-    return exc

@@ -7,7 +7,9 @@ from urllib.parse import quote
 from githubkit.utils import UNSET
 
 from bot.errors import GitHubError
-from bot.github.core import RestCore, is_missing, list_state, split_repo
+from bot.github.core import RestCore
+from bot.github.failures import is_missing
+from bot.github.names import list_state, split_repo
 from bot.models.github import Comment, Issue
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 from githubkit.utils import UNSET
 
 from bot.errors import GitHubError
-from bot.github.core import RestCore, is_missing, list_state
+from bot.github.core import RestCore
+from bot.github.failures import is_missing
+from bot.github.names import list_state
 from bot.models.github import PullRequest
 
 

@@ -10,7 +10,9 @@ from githubkit.response import Response
 from githubkit.utils import UNSET
 
 from bot.errors import GitHubError
-from bot.github.core import ROLES, RestCore, is_missing, split_repo
+from bot.github.core import RestCore
+from bot.github.failures import is_missing
+from bot.github.names import ROLES, split_repo
 from bot.models.github import Repo
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from bot.errors import GitHubError
-from bot.github.core import RestCore, split_repo
+from bot.github.core import RestCore
+from bot.github.names import split_repo
 from bot.models.github import ReviewComment, ReviewThread
 
 THREADS_QUERY = """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Required, TypedDict
 
 from pydantic import BaseModel, ConfigDict
@@ -11,6 +12,16 @@ class _Model(BaseModel):
     """Immutable; built from API payloads by `from_api`, or directly in tests."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def _when(value: Any) -> datetime | None:
+    """An API timestamp (`2026-01-01T00:00:00Z`), or None when absent or unreadable."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
 
 
 def _login(user: Any) -> str:
@@ -98,6 +109,9 @@ class PullRequest(_Model):
     merged: bool = False
     maintainer_can_modify: bool = False
     """The author lets maintainers push to the head branch (a fork's pull request)."""
+    created_at: datetime | None = None
+    closed_at: datetime | None = None
+    merged_at: datetime | None = None
 
     def from_fork(self, repo: str) -> bool:
         """True when the head branch lives in another repository than `repo` (or was deleted)."""
@@ -122,7 +136,34 @@ class PullRequest(_Model):
             user=_login(data.get("user")),
             merged=bool(data.get("merged") or data.get("merged_at")),
             maintainer_can_modify=bool(data.get("maintainer_can_modify")),
+            created_at=_when(data.get("created_at")),
+            closed_at=_when(data.get("closed_at")),
+            merged_at=_when(data.get("merged_at")),
         )
+
+
+class PullReview(_Model):
+    """A submitted review of a pull request."""
+
+    user: str
+    state: str
+
+    @classmethod
+    def from_api(cls, data: dict[str, Any]) -> PullReview:
+        """Parse a `pull-request-review` payload."""
+        return cls(user=_login(data.get("user")), state=str(data.get("state") or ""))
+
+
+class PullCommit(_Model):
+    """A commit of a pull request, by its author's login ("" when GitHub knows none)."""
+
+    sha: str
+    author: str
+
+    @classmethod
+    def from_api(cls, data: dict[str, Any]) -> PullCommit:
+        """Parse a `commit` payload of pulls/list-commits."""
+        return cls(sha=str(data.get("sha") or ""), author=_login(data.get("author")))
 
 
 class Repo(_Model):
@@ -189,12 +230,15 @@ class ReviewThread(_Model):
 
 
 class CheckRunStart(TypedDict, total=False):
-    """A new check run: its name and commit, an initial status, a link to the run's log."""
+    """A new check run: its name and commit, a status (concluded at once when `completed`)."""
 
     name: Required[str]
     head_sha: Required[str]
     status: str
     details_url: str
+    conclusion: str | None
+    title: str
+    summary: str
 
 
 class CheckRunUpdate(TypedDict, total=False):

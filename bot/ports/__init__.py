@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from bot.clock import Clock, SystemClock
 from bot.config import RepoConfig
+from bot.cost import SpendMeter
 from bot.llm import LLM
 from bot.models import Job, JobResult
 from bot.ports.facts import FactCache
@@ -77,6 +78,8 @@ class JobEnv:
     commands_from: Path | None = None
     """Where validation reads the repository's own commands (Makefile, package.json, CI...)
     instead of the workspace: the base's default branch for a fork's pull request."""
+    meter: SpendMeter | None = None
+    """The App's spend caps over time: counts what the job spends and stops it at a cap."""
     instructions_used: list[str] = field(default_factory=list)
     """Repository instruction files the job's agents were given (`bot.instructions`), for
     the pull request body; filled as agents run."""

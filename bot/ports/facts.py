@@ -160,10 +160,23 @@ class FactCache(GitHubProxy):
         self.inner.remove_label(repo, number, label)
         self._changed(repo, number)
 
+    def create_pull(
+        self, repo: str, *, title: str, head: str, base: str, body: str, draft: bool = False
+    ) -> PullRequest:
+        """Forwarded; GitHub's answer is the pull request as a GET would give it, so kept."""
+        pull = self.inner.create_pull(
+            repo, title=title, head=head, base=base, body=body, draft=draft
+        )
+        with self._lock:
+            self._pulls[(repo, pull.number)] = pull
+        return pull
+
     def update_pull(
         self, repo: str, number: int, *, title: str | None = None, body: str | None = None
     ) -> PullRequest:
-        """Forwarded; the cached pull request is forgotten."""
+        """Forwarded; the cached issue is forgotten, the pull request kept as GitHub answered."""
         pull = self.inner.update_pull(repo, number, title=title, body=body)
         self._changed(repo, number)
+        with self._lock:
+            self._pulls[(repo, number)] = pull
         return pull

@@ -12,6 +12,7 @@ whose lease lapsed (its worker died) is claimed again; at-least-once, so jobs ar
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from bot.clock import Clock
 from bot.errors import ConfigError
 from bot.models import JobResult
+from bot.models.stats import PullOutcome, SpendRow
 
 DEFAULT_MAX_ATTEMPTS = 5
 MAX_DELIVERY_ID = 200
@@ -198,6 +200,44 @@ class JobQueue(Protocol):
 
     def ping(self) -> None:
         """Raise QueueError if the store is unreachable."""
+        ...
+
+    # --- the operator's tables (bot.queue.ledger) -------------------------------------------
+
+    def record_spend(
+        self, job_id: str, repo: str, number: int | None, kind: str, usd: float, at: datetime
+    ) -> None:
+        """Add money a job spent (one model call) at `at`."""
+        ...
+
+    def spent(self, repo: str | None, since: datetime) -> float:
+        """USD spent from `since` on, in `repo` or (None) everywhere."""
+        ...
+
+    def spend_rows(self, since: datetime) -> builtins.list[SpendRow]:
+        """Every spend from `since` on, oldest first."""
+        ...
+
+    def set_repo_caps(
+        self, repo: str, per_day: float | None, per_month: float | None, at: datetime
+    ) -> None:
+        """Remember the caps a repository's config set, as last seen by a job."""
+        ...
+
+    def repo_caps(self) -> dict[str, tuple[float | None, float | None]]:
+        """Each repository's (per day, per month) caps as last seen."""
+        ...
+
+    def save_pull(self, pull: PullOutcome) -> None:
+        """Store a pull request's outcome (replacing what was stored for it)."""
+        ...
+
+    def pulls(self, repo: str | None = None) -> builtins.list[PullOutcome]:
+        """Stored pull requests, in `repo` or everywhere."""
+        ...
+
+    def pull(self, repo: str, number: int) -> PullOutcome | None:
+        """One stored pull request."""
         ...
 
     def close(self) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from bot.models import JobResult
 from bot.queue import Delivery, JobRecord, JobState, QueuedJob, check_delivery_id
+from bot.queue.ledger import Ledger
 
 COLUMNS = (
     "delivery_id, event_name, state, attempts, received_at, updated_at, started_at,"
@@ -85,7 +86,7 @@ def claimed(row: Sequence[Any], body: Sequence[Any] | None, worker_id: str) -> Q
     )
 
 
-class QueueBase:
+class QueueBase(Ledger):
     """The backend-neutral half of a JobQueue; a backend supplies the storage hooks."""
 
     max_attempts: int

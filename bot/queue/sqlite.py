@@ -24,6 +24,7 @@ from bot.clock import Clock, SystemClock
 from bot.errors import QueueError
 from bot.queue import DEFAULT_MAX_ATTEMPTS, Delivery, JobState, QueuedJob
 from bot.queue.base import COLUMNS, QueueBase, claimed
+from bot.queue.ledger import ledger_tables
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -112,7 +113,7 @@ class SqliteQueue(QueueBase):
         conn = self._conn()
         with self._write_lock:
             conn.execute("PRAGMA journal_mode=WAL")
-            conn.executescript(_SCHEMA)
+            conn.executescript(_SCHEMA + ledger_tables(postgres=False))
 
     # --- plumbing ---------------------------------------------------------------------------
 
@@ -308,6 +309,16 @@ class SqliteQueue(QueueBase):
             )
         except sqlite3.Error as exc:
             raise QueueError(f"cannot read the queue {self.path}: {exc}") from exc
+
+    def _read(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        try:
+            return self._conn().execute(sql, tuple(args)).fetchall()
+        except sqlite3.Error as exc:
+            raise QueueError(f"cannot read the queue {self.path}: {exc}") from exc
+
+    def _write(self, sql: str, args: Sequence[Any] = ()) -> None:
+        with self._tx() as conn:
+            conn.execute(sql, tuple(args))
 
     def _log_lines(self, job_id: str) -> list[str]:
         rows = self._conn().execute(

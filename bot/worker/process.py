@@ -23,6 +23,8 @@ from bot.ports import GitHubFor, GitHubPort, Handler, JobEnv
 from bot.queue import JobQueue, QueuedJob
 from bot.sandbox import SandboxPolicy
 from bot.usecase import DISPATCHED, UseCase, dispatch_inputs
+from bot.worker.outcomes import follow, opened
+from bot.worker.spend import SpendCaps
 
 log = logging.getLogger("agentbot.worker")
 
@@ -73,10 +75,21 @@ class WorkerDeps:
     missing_credentials: Callable[[], str | None] = lambda: None
     """What this process lacks to run a job (`bot.wiring.missing_credentials`): such a job
     fails with one comment on its issue, before anything else is written."""
+    max_usd_per_day: float | None = None
+    """The installation's spend cap per UTC day (AGENTBOT_MAX_USD_PER_DAY)."""
+    max_usd_per_month: float | None = None
+    """The installation's spend cap per UTC month (AGENTBOT_MAX_USD_PER_MONTH)."""
+
+    def spend_caps(self) -> SpendCaps:
+        """The caps over time, counted in this queue."""
+        return SpendCaps(self.queue, self.clock, self.max_usd_per_day, self.max_usd_per_month)
 
     def usecase(self) -> UseCase:
         """The use case with the App's door: installation clients, dispatch, the queue."""
+        caps = self.spend_caps()
         return UseCase(
+            capped=caps.refusal,
+            meter=caps.meter,
             github_for=self._client if self.github_for is not None else None,
             handlers=self.handlers,
             make_env=self._env,
@@ -113,13 +126,17 @@ class WorkerDeps:
 
 def process_delivery(record: QueuedJob, deps: WorkerDeps) -> JobResult | Ignore:
     """Route one stored delivery and run (or dispatch) its job; raise when it failed."""
+    follow(deps.queue, record.event_name, record.payload, deps.bot_login)
     delivery = Delivery.from_json(record.event_name, record.payload, record.id)
     if isinstance(delivery, Ignore):
         return delivery
     if delivery.repo or delivery.number is not None:
         # The jobs page names the repo and issue/PR from the payload, whatever comes next.
         deps.queue.annotate(record.id, repo=delivery.repo or "", number=delivery.number)
-    return deps.usecase().handle(delivery)
+    outcome = deps.usecase().handle(delivery)
+    if isinstance(outcome, JobResult) and not outcome.summary.startswith(DISPATCHED):
+        opened(deps.queue, outcome, deps.clock)
+    return outcome
 
 
 def decision_text(outcome: JobResult | Ignore | None) -> str:

@@ -269,6 +269,14 @@ class PostgresQueue(QueueBase):
             (*args, limit),
         )
 
+    _prefix = "agentbot_"
+
+    def _read(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        return self._q(sql.replace("?", "%s"), tuple(args))
+
+    def _write(self, sql: str, args: Sequence[Any] = ()) -> None:
+        self._q(sql.replace("?", "%s"), tuple(args))
+
     def _log_lines(self, job_id: str) -> list[str]:
         rows = self._q(
             "SELECT line FROM agentbot_job_logs WHERE job_id = %s ORDER BY id", (job_id,)

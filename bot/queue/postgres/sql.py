@@ -7,6 +7,8 @@ import re
 import psycopg
 from procrastinate.schema import SchemaManager
 
+from bot.queue.ledger import ledger_tables
+
 QUEUE_NAME = "agentbot"
 TASK_NAME = "agentbot.process_delivery"
 
@@ -83,4 +85,5 @@ def setup(conninfo: str, schema: str) -> None:
         if row is None or row[0] is None:
             conn.execute(SchemaManager.get_schema())
         conn.execute(OURS)
+        conn.execute(ledger_tables(postgres=True))
         conn.commit()

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from bot.config import RepoConfig
-from bot.errors import AgentbotError
+from bot.errors import AgentbotError, LimitsExceeded
 from bot.models import Job, JobKind, JobResult, JobStatus, Usage
 from bot.models.github import Issue, PullRequest
 from bot.ports import JobEnv
@@ -51,6 +51,17 @@ def skip_reason(issue: Issue, cfg: RepoConfig, open_branches: set[str]) -> str:
     return ""
 
 
+def _cap_reached(env: JobEnv) -> str:
+    """Which spend cap over time (the App's, per day or month) is reached, or ""."""
+    if env.meter is None:
+        return ""
+    try:
+        env.meter.check()
+    except LimitsExceeded as exc:
+        return str(exc)
+    return ""
+
+
 def refuel(
     job: Job,
     env: JobEnv,
@@ -91,6 +102,10 @@ def refuel(
             items.append(
                 {"id": f"#{issue.number}", "status": "skipped", "detail": f"over --limit {limit}"}
             )
+            continue
+        at_cap = _cap_reached(env)
+        if at_cap:
+            items.append({"id": f"#{issue.number}", "status": "skipped", "detail": at_cap})
             continue
         remaining = max_usd - spent
         if remaining <= 0:

@@ -46,6 +46,7 @@ def job_budget(env: JobEnv, role: str) -> BudgetTracker:
         max_minutes=cfg.budget.max_minutes,
         clock=env.clock,
         prices=cfg.prices,
+        meter=env.meter,
     )
 
 

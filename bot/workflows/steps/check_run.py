@@ -16,6 +16,7 @@ from typing import TypeVar
 
 from bot.errors import GitHubError
 from bot.models import Job, JobKind, JobResult, JobStatus
+from bot.models.github import CheckRunStart, CheckRunUpdate
 from bot.ports import GitHubPort
 from bot.report import step_summary, subject_line
 
@@ -76,10 +77,16 @@ def run_checked(
             _finish(github, job.repo, check_id, crashed)
         raise
     if check_id is None and result.pr_number is not None:
+        # Opened by the job: one request creates the check run already concluded.
         number = result.pr_number
-        check_id = _start(
-            github, job, name, details_url, lambda: github.get_pull(job.repo, number).head_sha
-        )
+        sha = _guard(lambda: github.get_pull(job.repo, number).head_sha)
+        if sha:
+            _guard(
+                lambda: github.create_check_run(
+                    job.repo, **_concluded(name, sha, details_url, result)
+                )
+            )
+        return result
     if check_id is not None:
         _finish(github, job.repo, check_id, result)
     return result
@@ -97,18 +104,23 @@ def _start(
 
 
 def _finish(github: GitHubPort, repo: str, check_id: int, result: JobResult) -> None:
-    title = subject_line(result.error or result.summary or result.status.value, 120)
-    summary = step_summary(result)[:MAX_SUMMARY]
-    _guard(
-        lambda: github.update_check_run(
-            repo,
-            check_id,
-            status="completed",
-            conclusion=CONCLUSIONS[result.status],
-            title=title,
-            summary=summary,
-        )
-    )
+    fields = _outcome(result)
+    _guard(lambda: github.update_check_run(repo, check_id, **fields))
+
+
+def _outcome(result: JobResult) -> CheckRunUpdate:
+    """The completed state of a job's check run: its conclusion and the step summary."""
+    return {
+        "status": "completed",
+        "conclusion": CONCLUSIONS[result.status],
+        "title": subject_line(result.error or result.summary or result.status.value, 120),
+        "summary": step_summary(result)[:MAX_SUMMARY],
+    }
+
+
+def _concluded(name: str, sha: str, details_url: str, result: JobResult) -> CheckRunStart:
+    """A check run created already completed with the job's outcome."""
+    return {"name": name, "head_sha": sha, "details_url": details_url, **_outcome(result)}
 
 
 def _guard(call: Callable[[], T]) -> T | None:

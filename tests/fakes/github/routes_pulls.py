@@ -47,6 +47,43 @@ def list_pulls(store: Store, req: Req) -> Resp:
     return page(req, chosen)
 
 
+def _pull_info(store: Store, req: Req) -> PullInfo | None:
+    issue = store.repos[repo_name(req)].issues.get(int(req.params["number"]))
+    return issue.pull if issue is not None else None
+
+
+def _who(login: str) -> dict[str, Any]:
+    return {"login": login, "type": "Bot" if login.endswith("[bot]") else "User"}
+
+
+@route("GET", "/repos/{owner}/{repo}/pulls/{number}/reviews")
+def list_pull_reviews(store: Store, req: Req) -> Resp:
+    """pulls/list-reviews, oldest first (the fields agentbot reads)."""
+    p = _pull_info(store, req)
+    if p is None:
+        return not_found(f"{DOCS}/pulls/reviews#list-reviews-for-a-pull-request")
+    items = [
+        {"id": i + 1, "user": _who(login), "state": state, "body": "", "commit_id": p.head_sha,
+         "submitted_at": "2026-01-01T00:00:00Z"}
+        for i, (login, state) in enumerate(p.reviews)
+    ]  # fmt: skip
+    return page(req, items)
+
+
+@route("GET", "/repos/{owner}/{repo}/pulls/{number}/commits")
+def list_pull_commits(store: Store, req: Req) -> Resp:
+    """pulls/list-commits, oldest first (the fields agentbot reads)."""
+    p = _pull_info(store, req)
+    if p is None:
+        return not_found(f"{DOCS}/pulls/pulls#list-commits-on-a-pull-request")
+    items = [
+        {"sha": sha, "author": _who(login), "committer": _who(login),
+         "commit": {"message": "a commit", "author": {"name": login}}}
+        for sha, login in p.commits
+    ]  # fmt: skip
+    return page(req, items)
+
+
 @route("GET", "/repos/{owner}/{repo}/pulls/{number}")
 def get_pull(store: Store, req: Req) -> Resp:
     """pulls/get."""

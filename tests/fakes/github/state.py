@@ -47,6 +47,10 @@ class PullInfo:
     merged: bool = False
     maintainer_can_modify: bool = False
     requested_reviewers: list[str] = field(default_factory=list)
+    reviews: list[tuple[str, str]] = field(default_factory=list)
+    """Submitted reviews, oldest first: (reviewer login, state such as APPROVED)."""
+    commits: list[tuple[str, str]] = field(default_factory=list)
+    """The pull request's commits, oldest first: (sha, author login)."""
 
 
 @dataclass

@@ -1,0 +1,84 @@
+"""`agentbot stats`: where agentbot's pull requests ended and what each merged one cost."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from bot.cli._common import check_repo_name
+from bot.cli.app import app
+from bot.config import Settings, load_settings
+from bot.queue import JobQueue, open_queue
+
+
+def backfill(settings: Settings, queue: JobQueue, repos: list[str]) -> int:
+    """Read agentbot's pull requests of `repos` through the API into the queue; how many."""
+    from bot.github import GitHub
+    from bot.stats.outcomes import from_api, ours
+    from bot.wiring import github_client
+
+    stored = 0
+    for repo in repos:
+        client = github_client(settings, repo)
+        assert isinstance(client, GitHub)
+        for pr in client.list_pulls(repo, state="all"):
+            known = queue.pull(repo, pr.number)
+            if known is None and not ours(pr.user, pr.head_ref):
+                continue
+            reviews = client.list_pull_reviews(repo, pr.number)
+            commits = client.list_pull_commits(repo, pr.number)
+            queue.save_pull(from_api(repo, pr, reviews, commits, known=known))
+            stored += 1
+    return stored
+
+
+@app.command()
+def stats(
+    repo: str = typer.Option("", help="Only this repository (owner/name)."),
+    do_backfill: bool = typer.Option(
+        False, "--backfill", help="First read agentbot's pull requests through the API."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a summary."),
+) -> None:
+    """Outcomes of agentbot's pull requests, cost per job and per merged PR (the App's queue)."""
+    from bot.worker.outcomes import load_stats
+
+    settings = load_settings()
+    repos = [check_repo_name(repo)] if repo else []
+    queue = open_queue(settings.queue)
+    try:
+        if do_backfill:
+            known = repos or sorted({j.repo for j in queue.list(100_000) if j.repo})
+            n = backfill(settings, queue, known)
+            if not as_json:
+                typer.echo(f"backfilled {n} pull request(s) from {len(known)} repositories")
+        figures = load_stats(queue, repo or None)
+    finally:
+        queue.close()
+    if as_json:
+        typer.echo(json.dumps(figures, indent=2, default=str))
+        return
+    typer.echo(stats_text(figures))
+
+
+def stats_text(f: dict[str, object]) -> str:
+    """A short plain-text summary of the figures."""
+
+    def usd(v: object) -> str:
+        return "-" if v is None else f"${float(str(v)):.2f}"
+
+    lines = [
+        f"pull requests: {f['merged']} merged ({f['zero_touch']} zero-touch),"
+        f" {f['closed']} closed unmerged, {f['open']} open",
+        f"cost per merged PR: {usd(f['cost_per_merged_pr_usd'])};"
+        f" cost per job: {usd(f['cost_per_job_usd'])} over {f['jobs']} jobs",
+    ]
+    by_kind = f["by_kind"]
+    assert isinstance(by_kind, dict)
+    for kind, g in by_kind.items():
+        lines.append(
+            f"  {kind:<10} {g['merged']} merged, {g['closed']} closed, {g['open']} open;"
+            f" {usd(g['cost_per_merged_pr_usd'])} per merged PR"
+        )
+    return "\n".join(lines)
