@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import re
 import shlex
 import shutil
 import sys
@@ -23,7 +22,9 @@ from pathlib import Path
 from bot.clock import Clock
 from bot.models import CommandResult, QualityGateResult
 from bot.validation.changes import git, is_checkout
+from bot.validation.commands import called_tools
 from bot.validation.environment import StageEnv, workspace_key, write_atomic
+from bot.validation.node import node_install
 from bot.validation.profiles import Profile, toml
 from bot.validation.pyenv import PYTHON_TOOLS, Step, poetry_constraints, python_setup
 from bot.validation.runner import clip, run_command
@@ -71,6 +72,25 @@ def find_uv(env: Mapping[str, str], installer: str = "") -> str | None:
     return None
 
 
+def install_into(senv: StageEnv, python: str, packages: list[str]) -> str | None:
+    """The command installing `packages` for `python` with the installer that made its venv.
+
+    A venv uv made has no pip (`uv pip install --python …`); one `python -m venv` made has
+    (`python -m pip install`). None: no venv of ours, or uv made it and is gone.
+    """
+    if senv.venv is None:
+        return None
+    pkgs = " ".join(shlex.quote(p) for p in packages)
+    try:
+        made_by_uv = "\nuv = " in "\n" + (senv.venv / "pyvenv.cfg").read_text()
+    except OSError:
+        made_by_uv = False
+    if not made_by_uv:
+        return f"{shlex.quote(python)} -m pip install -q --disable-pip-version-check {pkgs}"
+    uv = find_uv(senv.env)
+    return f"{shlex.quote(uv)} pip install -q --python {shlex.quote(python)} {pkgs}" if uv else None
+
+
 def plan_setup(
     senv: StageEnv,
     configured: str | None,
@@ -93,7 +113,7 @@ def plan_setup(
     if profile.venv and senv.venv is not None:
         return _python_plan(senv, list(specs), pre_commit=pre_commit, installer=installer)
     if profile.name in ("javascript", "typescript"):
-        return SetupPlan(steps=[Step(_node_install(repo, senv.env))])
+        return SetupPlan(steps=[Step(node_install(repo, senv.env))])
     if profile.name == "rust":
         # --locked only for a committed Cargo.lock (one cargo wrote earlier is ours, not theirs).
         tracked = is_checkout(repo) and git(repo, "ls-files", "Cargo.lock", check=False).strip()
@@ -116,11 +136,9 @@ def _python_plan(
     deps: list[str] = []
     for spec in specs:
         deps += spec.deps
-        if not spec.deps:
-            words = spec.tools or (spec.command.split()[:1])
-            tools += [
-                "pytest" if w == "py.test" else w for w in words if w in PYTHON_TOOLS | {"py.test"}
-            ]
+        # What the command really calls (`python -m pytest` calls pytest), and its recipe's.
+        words = [t for line in (spec.command, *spec.calls) for t in called_tools(line)]
+        tools += [w for w in words if w in PYTHON_TOOLS]
     if pre_commit:
         tools.append("pre-commit")
     constraints = None
@@ -143,37 +161,6 @@ def _python_plan(
     if plan.unpinned:
         notes.append(f"not pinned by the repo, latest used: {', '.join(plan.unpinned)}")
     return SetupPlan(steps=plan.steps, notes=notes)
-
-
-def _node_install(repo: Path, env: Mapping[str, str]) -> str:
-    """The frozen install of the repo's package manager (no lockfile: npm, writing none)."""
-    try:
-        manager = str(json.loads((repo / "package.json").read_text()).get("packageManager", ""))
-    except (OSError, ValueError, AttributeError):
-        manager = ""
-    path = env.get("PATH", "")
-    if (repo / "pnpm-lock.yaml").is_file():
-        version = manager.split("@", 1)[1].split("+")[0] if manager.startswith("pnpm@") else ""
-        if not version:
-            head = (repo / "pnpm-lock.yaml").read_text(errors="replace")[:200]
-            lock = re.search(r"lockfileVersion: '?(\d+)", head)
-            version = {"5": "7", "6": "8"}.get(lock.group(1) if lock else "", "9")
-        pnpm = "pnpm" if shutil.which("pnpm", path=path) else f"npx --yes pnpm@{version}"
-        return f"{pnpm} install --frozen-lockfile"
-    if (repo / "yarn.lock").is_file():
-        berry = (repo / ".yarnrc.yml").is_file() or re.match(r"yarn@[2-9]", manager) is not None
-        yarn = (
-            "yarn"
-            if shutil.which("yarn", path=path)
-            else ("npx --yes -p @yarnpkg/cli-dist yarn" if berry else "npx --yes yarn@1")
-        )
-        return f"{yarn} install --immutable" if berry else f"{yarn} install --frozen-lockfile"
-    if (repo / "bun.lockb").is_file() or (repo / "bun.lock").is_file():
-        return "bun install --frozen-lockfile"
-    if any((repo / f).is_file() for f in ("package-lock.json", "npm-shrinkwrap.json")):
-        return "npm ci --no-audit --no-fund"
-    # Without a lockfile, install must not write one into the workspace.
-    return "npm install --no-audit --no-fund --no-package-lock"
 
 
 def fingerprint(repo: Path, profile: Profile, plan: SetupPlan) -> str:
