@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 import subprocess
 from pathlib import Path
@@ -220,3 +221,40 @@ def test_coverage_goes_into_a_uv_venv_with_uv(tmp_path: Path, wheels: dict[str, 
     why = ensure_coverage_py(senv, python, timeout=120, clock=SystemClock())
     assert why == ""
     subprocess.run([python, "-c", "import coverage"], check=True)
+
+
+def test_pnpm_and_yarn_at_their_declared_versions_on_the_stages_path(tmp_path: Path) -> None:
+    pkg = {"name": "x", "packageManager": "pnpm@9.12.0+sha512.abc", "scripts": {"test": "pnpm t"}}
+    repo = make(tmp_path / "p", {"package.json": json.dumps(pkg), "pnpm-lock.yaml": ""})
+    p = plan(repo, tmp_path)
+    senv = build_stage_env(repo, detect_profile(repo), tmp_path / "data", PIP, use_venv=True)
+    folder = senv.packages / "pm" / "pnpm@9.12.0"
+    assert shlex.split(p.steps[0].command)[-3:] == ["--prefix", str(folder), "pnpm@9.12.0"]
+    assert p.steps[1].command == "pnpm install --frozen-lockfile"
+    path = senv.env["PATH"].split(":")
+    assert path[:2] == [str(repo / "node_modules/.bin"), str(folder / "bin")]
+    yarn = make(tmp_path / "y", {"package.json": json.dumps({"packageManager": "yarn@4.5.0"}),
+                                 "yarn.lock": ""})  # fmt: skip
+    steps = plan(yarn, tmp_path).steps
+    assert steps[0].command.endswith(" @yarnpkg/cli-dist@4.5.0")
+    assert steps[1].command == "yarn install --immutable"
+    classic = make(tmp_path / "c", {"package.json": "{}", "yarn.lock": ""})
+    assert plan(classic, tmp_path).steps[0].command.endswith(" yarn@1")
+
+
+def test_package_caches_are_per_repository_outside_home(tmp_path: Path) -> None:
+    one = git_repo(tmp_path / "one", SMALL)
+    two = git_repo(tmp_path / "two", SMALL)
+    for ws in (one, two):
+        url = "https://x-access-token:t@github.com/Octo/Small.git"
+        subprocess.run(["git", "-C", str(ws), "remote", "add", "origin", url], check=True)
+    other = git_repo(tmp_path / "other", SMALL)
+    envs = [
+        build_stage_env(ws, detect_profile(ws), tmp_path / "data", PIP, use_venv=True)
+        for ws in (one, two, other)
+    ]
+    assert envs[0].packages == envs[1].packages != envs[2].packages
+    assert envs[0].env["UV_CACHE_DIR"] == str(envs[0].packages / "uv")
+    assert envs[0].env["npm_config_cache"] == str(envs[0].packages / "npm")
+    assert envs[0].packages in envs[0].writable
+    assert envs[0].venv != envs[1].venv  # a venv per workspace, the downloads shared

@@ -113,7 +113,7 @@ def plan_setup(
     if profile.venv and senv.venv is not None:
         return _python_plan(senv, list(specs), pre_commit=pre_commit, installer=installer)
     if profile.name in ("javascript", "typescript"):
-        return SetupPlan(steps=[Step(node_install(repo, senv.env))])
+        return SetupPlan(steps=[Step(c) for c in node_install(repo, senv.env, senv.packages)])
     if profile.name == "rust":
         # --locked only for a committed Cargo.lock (one cargo wrote earlier is ours, not theirs).
         tracked = is_checkout(repo) and git(repo, "ls-files", "Cargo.lock", check=False).strip()
