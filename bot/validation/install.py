@@ -16,7 +16,7 @@ import shlex
 import shutil
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from bot.clock import Clock
@@ -99,7 +99,32 @@ def plan_setup(
     pre_commit: bool,
     installer: str = "",
 ) -> SetupPlan:
-    """The setup steps for this workspace: the configured command, or the profile's own."""
+    """The setup steps for this workspace: the configured command, or the profile's own.
+
+    Declared git submodules are initialised first, at the commits the checkout records.
+    """
+    plan = _plan(senv, configured, specs, pre_commit=pre_commit, installer=installer)
+    if configured is None or not (senv.repo / ".gitmodules").is_file():
+        return plan
+    if not is_checkout(senv.repo):
+        return plan
+    step = Step("git submodule update --init --recursive")
+    return replace(plan, steps=[*plan.steps[:1], step, *plan.steps[1:]] if _venv_first(plan)
+                   else [step, *plan.steps], why_none="")  # fmt: skip
+
+
+def _venv_first(plan: SetupPlan) -> bool:
+    return bool(plan.steps) and plan.steps[0].flag == "venv"
+
+
+def _plan(
+    senv: StageEnv,
+    configured: str | None,
+    specs: Iterable[StageSpec],
+    *,
+    pre_commit: bool,
+    installer: str,
+) -> SetupPlan:
     if configured is None:
         return SetupPlan(source="agentbot.yml", why_none="disabled in config")
     if configured != "default":
@@ -168,7 +193,12 @@ def fingerprint(repo: Path, profile: Profile, plan: SetupPlan) -> str:
     h = hashlib.sha256(profile.name.encode() + b"\0")
     for step in plan.steps:
         h.update(f"{step.command}\0{step.fallback}\0".encode())
-    files = sorted({p for pattern in profile.lockfiles for p in repo.glob(pattern) if p.is_file()})
+    patterns = (*profile.lockfiles, ".gitmodules")
+    files = sorted({p for pattern in patterns for p in repo.glob(pattern) if p.is_file()})
+    if (repo / ".gitmodules").is_file() and is_checkout(repo):
+        # The commits the checkout records for its submodules (gitlinks): a new one sets up again.
+        staged = git(repo, "ls-files", "--stage", check=False).splitlines()
+        h.update("\n".join(ln for ln in staged if ln.startswith("160000 ")).encode())
     for path in files:
         h.update(str(path.relative_to(repo)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
