@@ -255,7 +255,7 @@ def test_stage_env_puts_the_workspace_venv_and_node_bins_first(tmp_path: Path) -
     repo = make(tmp_path / "r", {"pyproject.toml": PROJECT, "src/x/__init__.py": ""})
     base = {"PATH": "/usr/bin:/bin", "VIRTUAL_ENV": "/elsewhere", "GITHUB_TOKEN": "x"}
     senv = build_stage_env(repo, detect_profile(repo), tmp_path / "data", base, use_venv=True)
-    assert senv.venv is not None and senv.venv.parent == tmp_path / "data" / "venvs"
+    assert senv.venv is not None and senv.venv.parent == senv.packages / "venvs"
     assert senv.env["PATH"] == f"{senv.venv}/bin:/usr/bin:/bin"
     assert senv.env["VIRTUAL_ENV"] == str(senv.venv) and "GITHUB_TOKEN" not in senv.env
     assert senv.env["CI"] == "true" and senv.env["MYPY_CACHE_DIR"].startswith(str(tmp_path))

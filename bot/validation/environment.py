@@ -103,7 +103,8 @@ class StageEnv:
     @property
     def writable(self) -> tuple[Path, ...]:
         """What a stage may write inside the sandbox: the workspace, its venv and caches."""
-        return (self.repo, self.cache, self.packages, *([self.venv] if self.venv else []))
+        venv = self.venv is not None and not self.venv.is_relative_to(self.packages)
+        return (self.repo, self.cache, self.packages, *([self.venv] if venv and self.venv else []))
 
 
 def build_stage_env(
@@ -136,7 +137,9 @@ def build_stage_env(
     if profile.name in ("javascript", "typescript"):
         found = manager_bin(repo, packages)  # the repo's pnpm/yarn, for its own scripts too
         front += [str(found)] if found is not None else []
-    venv = data_dir / "venvs" / key if profile.venv and use_venv else None
+    # Beside the repository's uv cache, in one mount of the sandbox: uv hardlinks from its
+    # cache instead of copying every file (hardlinks cannot cross mounts).
+    venv = packages / "venvs" / key if profile.venv and use_venv else None
     if venv is not None:
         front.insert(0, str(venv / "bin"))
         env["VIRTUAL_ENV"] = str(venv)
