@@ -287,3 +287,18 @@ def test_a_test_submodule_is_initialised_at_its_recorded_commit(
     assert "git submodule update --init --recursive" in setup.command
     assert gate(report, "test").status == "passed", report
     assert report.tests is not None and report.tests.test_count == 2
+
+
+def test_the_action_keeps_the_package_caches_keyed_by_lockfiles(tmp_path: Path) -> None:
+    import yaml
+
+    steps = yaml.safe_load(Path("action.yml").read_text())["runs"]["steps"]
+    cache = next(s for s in steps if str(s.get("uses", "")).startswith("actions/cache@"))
+    run = next(s for s in steps if s.get("id") == "run")
+    assert steps.index(cache) < steps.index(run)
+    data_dir = run["env"]["AGENTBOT_DATA_DIR"]
+    repo = make(tmp_path / "r", {"pyproject.toml": PROJECT})
+    senv = build_stage_env(repo, detect_profile(repo), tmp_path / "d", PIP, use_venv=True)
+    assert cache["with"]["path"] == f"{data_dir}/{senv.packages.parent.name}"
+    for lockfile in ("uv.lock", "poetry.lock", "pnpm-lock.yaml", "yarn.lock", "package-lock.json"):
+        assert f"'**/{lockfile}'" in cache["with"]["key"], lockfile
