@@ -159,7 +159,7 @@ def test_a_downstream_projects_workflow_gives_no_stage_command(tmp_path: Path) -
 @pytest.fixture(scope="module")
 def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     dest = tmp_path_factory.mktemp("wheels")
-    for dist in _closure(("pytest", "coverage", "setuptools")):
+    for dist in _closure(("pytest", "coverage", "setuptools", "pre-commit", "ruff")):
         _repack(dist, dest)
     return offline_env(dest)
 
@@ -302,3 +302,19 @@ def test_the_action_keeps_the_package_caches_keyed_by_lockfiles(tmp_path: Path) 
     assert cache["with"]["path"] == f"{data_dir}/{senv.packages.parent.name}"
     for lockfile in ("uv.lock", "poetry.lock", "pnpm-lock.yaml", "yarn.lock", "package-lock.json"):
         assert f"'**/{lockfile}'" in cache["with"]["key"], lockfile
+
+
+@pytest.mark.slow
+def test_hooks_that_could_not_be_built_are_named_without_a_local_log_path(
+    tmp_path: Path, wheels: dict[str, str]
+) -> None:
+    hooks = "repos:\n  - repo: " + str(tmp_path / "gone") + "\n    rev: v1.0.0\n    hooks:\n"
+    hooks += "      - id: ruff-check\n      - id: ruff-format\n"
+    repo = git_repo(tmp_path / "app", {**SMALL, ".pre-commit-config.yaml": hooks})
+    cfg = ValidationConfig(format=None, typecheck=None, test=None)
+    report = validate(repo, tmp_path / "data", wheels, config=cfg)
+    setup, lint = gate(report, "setup"), gate(report, "lint")
+    assert "pre-commit's hook environments could not be installed" in setup.warning
+    assert "Check the log at" not in setup.warning and str(tmp_path / "data") not in setup.warning
+    assert "hooks that did not run: ruff-check, ruff-format" in lint.warning
+    assert lint.source == "default" and lint.status == "passed"  # ruff ran in their place

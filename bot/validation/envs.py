@@ -41,6 +41,20 @@ def pre_commit(repo: Path) -> dict[str, StageSpec]:
     return {"lint": spec}
 
 
+def pre_commit_hooks(repo: Path) -> list[str]:
+    """The ids of the hooks `.pre-commit-config.yaml` runs, in its order."""
+    try:
+        doc = yaml.safe_load((repo / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return []
+    ids: list[str] = []
+    for entry in (doc or {}).get("repos") or [] if isinstance(doc, dict) else []:
+        for hook in (entry.get("hooks") or []) if isinstance(entry, dict) else []:
+            if isinstance(hook, dict) and hook.get("id"):
+                ids.append(str(hook["id"]))
+    return list(dict.fromkeys(ids))
+
+
 def pre_commit_pins(repo: Path) -> dict[str, str]:
     """Tool versions the pre-commit config pins (`ruff-pre-commit` rev v0.4.4 -> ruff==0.4.4)."""
     try:

@@ -291,7 +291,10 @@ def _display(command: str, senv: StageEnv) -> str:
 
 
 def _last_line(output: str) -> str:
-    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    # pre-commit ends with "Check the log at <runner's home>/…": a local path, nobody's help.
+    lines = [
+        ln.strip() for ln in output.splitlines() if ln.strip() and "Check the log at" not in ln
+    ]
     return lines[-1][:200] if lines else "no output"
 
 
