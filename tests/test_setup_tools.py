@@ -318,3 +318,21 @@ def test_hooks_that_could_not_be_built_are_named_without_a_local_log_path(
     assert "Check the log at" not in setup.warning and str(tmp_path / "data") not in setup.warning
     assert "hooks that did not run: ruff-check, ruff-format" in lint.warning
     assert lint.source == "default" and lint.status == "passed"  # ruff ran in their place
+
+
+def test_the_type_check_is_the_repositorys_own_script_under_any_name(tmp_path: Path) -> None:
+    scripts = {"build": "tsc -p .", "check": "svelte-check --tsconfig ./tsconfig.json"}
+    repo = make(tmp_path / "r", {"package.json": json.dumps({"scripts": scripts}),
+                                 "tsconfig.json": "{}"})  # fmt: skip
+    specs = candidates(repo, ValidationConfig(), detect_profile(repo))
+    assert specs["typecheck"][0].command == "npm run check --ignore-scripts"
+    assert specs["typecheck"][-1].command == "tsc --noEmit"  # only the last resort
+
+
+def test_a_gem_tested_with_minitest_through_rake_gets_rake_test(tmp_path: Path) -> None:
+    rakefile = 'require "rake/testtask"\nRake::TestTask.new(:test) { |t| t.libs << "test" }\n'
+    gem = make(tmp_path / "g", {"Gemfile": "source 'https://rubygems.org'\n",
+                                "Rakefile": rakefile, "test/test_x.rb": ""})  # fmt: skip
+    assert detect_profile(gem).defaults["test"].command == "bundle exec rake test"
+    specs = make(tmp_path / "s", {"Gemfile": "", "Rakefile": rakefile, "spec/x_spec.rb": ""})
+    assert detect_profile(specs).defaults["test"].command == "bundle exec rspec"

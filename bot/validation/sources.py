@@ -134,7 +134,19 @@ def package_json(repo: Path) -> dict[str, StageSpec]:
         )
         found[stage] = StageSpec(stage=stage, command=command, source="package.json",
                                  tools=("npm",))  # fmt: skip
+    if "typecheck" not in found:
+        # The repository's own type checker under another name (`check`: svelte-check).
+        for name, body in package_scripts(repo).items():
+            if _TYPE_CHECKER.match(body.strip()) and not name.startswith(("build", "watch", "dev")):
+                command = f"npm run {name} --ignore-scripts"
+                found["typecheck"] = StageSpec("typecheck", command, "package.json", tools=("npm",))
+                break
     return found
+
+
+_TYPE_CHECKER = re.compile(
+    r"(?:npx )?(?:(?:vue-tsc|tsc)\b.*--noEmit|svelte-check|flow check|flow$|glint\b|tsd\b)"
+)
 
 
 # --- CI workflows --------------------------------------------------------------------------------
