@@ -129,7 +129,12 @@ def test_dev_dependencies_from_every_place_the_repo_declares_them(tmp_path: Path
             + "      - run: pip install django\n",
         },
     )
-    words = installed(plan(repo, tmp_path))
+    p = plan(repo, tmp_path)
+    words = installed(p)
+    assert (
+        "dev/test dependencies from: poetry dev groups; PDM dev group lint; hatch env default;"
+        " nox (tests) deps; CI workflow pip install lines"
+    ) in p.notes
     for dep in ("pytest", "PyYAML", "pytest-mock", "flake8-bugbear", "hypothesis",
                 "respx"):  # fmt: skip
         assert dep in words or f"'{dep}'" in words or any(dep in w for w in words), dep
@@ -336,3 +341,27 @@ def test_a_gem_tested_with_minitest_through_rake_gets_rake_test(tmp_path: Path) 
     assert detect_profile(gem).defaults["test"].command == "bundle exec rake test"
     specs = make(tmp_path / "s", {"Gemfile": "", "Rakefile": rakefile, "spec/x_spec.rb": ""})
     assert detect_profile(specs).defaults["test"].command == "bundle exec rspec"
+
+
+def test_tox4_env_list_and_pre_commit_inside_an_env(tmp_path: Path) -> None:
+    repo = make(
+        tmp_path / "r",
+        {
+            "pyproject.toml": PROJECT + '[project.optional-dependencies]\ntests = ["freezegun"]\n',
+            "tox.ini": "[tox]\nenv_list =\n    lint\n    py{313, 312, 311, 310}\n"
+            "[testenv]\nextras =\n    tests\ncommands =\n    {envpython} -m pytest \\\n"
+            "      --cov x \\\n      {posargs}\n"
+            "[testenv:lint]\ndeps = pre-commit\ncommands = pre-commit run --all-files\n",
+            "oldest-requirements.txt": "requests==2.0\n",
+            "rtfd-requirements.txt": "sphinx\n",
+        },
+    )
+    specs = candidates(repo, ValidationConfig(), detect_profile(repo))
+    assert specs["test"][0].source.startswith("tox (py3")
+    assert specs["test"][0].command == "python -m pytest --cov x"
+    assert specs["lint"][0].source == "tox (lint)" and specs["lint"][0].pre_commit
+    p = plan(repo, tmp_path)
+    words = installed(p)
+    assert "pre-commit" in words and ".[tests]" in words
+    assert "oldest-requirements.txt" not in words and "rtfd-requirements.txt" not in words
+    assert "install-hooks" in p.steps[-1].command

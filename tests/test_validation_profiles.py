@@ -99,6 +99,7 @@ def test_python_setup_installs_the_project_extras_and_only_the_missing_tools(
     assert words(p, 1)[-1:] == ["pytest"]
     assert p.notes == [
         "uv not found: installing with pip",
+        "dev/test dependencies from: extras test, dev",
         "not pinned by the repo, latest used: pytest",
     ]
 
@@ -122,7 +123,10 @@ def test_python_setup_with_uv_requirements_groups_and_repo_pins(tmp_path: Path) 
     assert install[install.index("-r") :] == [
         "-r", "requirements-dev.txt", "-r", "requirements.txt", "ruff==0.4.4", "mypy",
     ]  # fmt: skip
-    assert p.notes == ["not pinned by the repo, latest used: mypy"]
+    assert p.notes == [
+        "dev/test dependencies from: requirements-dev.txt; requirements.txt",
+        "not pinned by the repo, latest used: mypy",
+    ]
     groups = make(
         tmp_path / "g",
         {

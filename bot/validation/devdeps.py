@@ -17,14 +17,19 @@ from typing import Any
 
 from bot.validation import envs, sources
 
+# Requirement files for another purpose than this interpreter's test run.
+OTHER_PURPOSE = re.compile(r"doc|rtd|rtfd|oldest|minimum|lowest|min-", re.I)
 _HATCH_ENVS = ("default", "test", "tests", "hatch-test", "dev")
 _SKIP_GROUPS = ("doc", "docs", "documentation")
 
 
-def dev_requirements(repo: Path, pyproject: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """(requirements, extras to install the project with) the repo's dev/test tooling needs."""
+def dev_requirements(
+    repo: Path, pyproject: dict[str, Any]
+) -> tuple[list[str], list[str], list[str]]:
+    """(requirements, extras to install the project with, where they were declared)."""
     reqs: list[str] = []
     extras: list[str] = []
+    where: list[str] = []
     tool = pyproject.get("tool", {})
     poetry = tool.get("poetry", {})
     tables = [poetry.get("dev-dependencies", {})]
@@ -33,26 +38,35 @@ def dev_requirements(repo: Path, pyproject: dict[str, Any]) -> tuple[list[str], 
         for n, g in poetry.get("group", {}).items()
         if n not in _SKIP_GROUPS and isinstance(g, dict)
     ]
+    if any(tables):
+        where.append("poetry dev groups")
     for table in tables:
         # poetry's constraints (^1.2) are not pip's: the name, pinned by poetry.lock if any.
         reqs += [
             n
             for n, v in table.items()
-            if n != "python" and not (isinstance(v, dict) and {"path", "git", "url"} & set(v))
+            if n != "python"
+            and not (isinstance(v, dict) and {"path", "git", "url"} & set(v))
+            and not _python2_only(v)
         ]
     pdm = tool.get("pdm", {}).get("dev-dependencies", {})
     for name, items in pdm.items() if isinstance(pdm, dict) else []:
         if name not in _SKIP_GROUPS:
+            where.append(f"PDM dev group {name}")
             reqs += [str(r) for r in items if isinstance(r, str) and not r.startswith("-")]
     hatch = tool.get("hatch", {}).get("envs", {})
     for name in _HATCH_ENVS:
         env = hatch.get(name, {})
+        if isinstance(env, dict) and (env.get("dependencies") or env.get("features")):
+            where.append(f"hatch env {name}")
         if isinstance(env, dict):
             reqs += [
                 str(r) for r in env.get("dependencies", []) + env.get("extra-dependencies", [])
             ]
             extras += [str(f) for f in env.get("features", [])]
     for spec in (envs.tox(repo).get("test"), envs.nox(repo).get("test")):
+        if spec is not None and spec.deps:
+            where.append(f"{spec.source} deps")
         for dep in spec.deps if spec is not None else ():
             m = re.fullmatch(r"\.\[([\w,.-]+)\]", dep)
             if m:
@@ -60,7 +74,15 @@ def dev_requirements(repo: Path, pyproject: dict[str, Any]) -> tuple[list[str], 
             else:
                 reqs.append(dep)
     found, ci_extras = ci_pip_installs(repo)
-    return list(dict.fromkeys(reqs + found)), list(dict.fromkeys(extras + ci_extras))
+    if found or ci_extras:
+        where.append("CI workflow pip install lines")
+    return list(dict.fromkeys(reqs + found)), list(dict.fromkeys(extras + ci_extras)), where
+
+
+def _python2_only(value: object) -> bool:
+    """A poetry dependency for Python 2 only (`{python = "~2.7"}`): not for this interpreter."""
+    python = str(value.get("python", "")) if isinstance(value, dict) else ""
+    return bool(python) and "3" not in python
 
 
 _OPTIONS_WITH_VALUE = frozenset({"-i", "--index-url", "--extra-index-url", "-f", "--find-links"})
@@ -82,7 +104,7 @@ def ci_pip_installs(repo: Path) -> tuple[list[str], list[str]]:
         while i < len(words):
             word = words[i]
             if word in ("-r", "--requirement", "-c", "--constraint") and i + 1 < len(words):
-                if (repo / words[i + 1]).is_file():
+                if (repo / words[i + 1]).is_file() and not OTHER_PURPOSE.search(words[i + 1]):
                     reqs.append(f"{word} {words[i + 1]}")
                 i += 2
                 continue

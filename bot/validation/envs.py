@@ -136,6 +136,8 @@ def _env_spec(stage: str, source: str, commands: list[str], deps: list[str]) -> 
         deps=tuple(deps),
         tools=tuple(dict.fromkeys(first_word(c) for c in lines)),
         calls=tuple(lines),
+        # `pre-commit run` inside an env needs the hook environments setup builds.
+        pre_commit=any(first_word(c) == "pre-commit" for c in lines),
     )
 
 
@@ -206,7 +208,9 @@ def _tox_envs(repo: Path) -> dict[str, tuple[list[str], list[str]]]:
     envs: dict[str, tuple[list[str], list[str]]] = {}
     if cfg is not None:
         base = cfg["testenv"] if cfg.has_section("testenv") else {}
-        envlist = _expand(cfg.get("tox", "envlist", fallback=""))
+        envlist = _expand(
+            cfg.get("tox", "envlist", fallback=cfg.get("tox", "env_list", fallback=""))
+        )
         names = [s.split(":", 1)[1] for s in cfg.sections() if s.startswith("testenv:")]
         names += [n for n in envlist if n and "{" not in n and n not in names]
         for name in names:

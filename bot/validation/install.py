@@ -183,6 +183,8 @@ def _python_plan(
         pre_commit=pre_commit,
     )
     notes = [] if uv else ["uv not found: installing with pip"]
+    if plan.sources:
+        notes.append(f"dev/test dependencies from: {'; '.join(plan.sources)}")
     if plan.unpinned:
         notes.append(f"not pinned by the repo, latest used: {', '.join(plan.unpinned)}")
     return SetupPlan(steps=plan.steps, notes=notes)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.validation.devdeps import dev_requirements
+from bot.validation.devdeps import OTHER_PURPOSE, dev_requirements
 from bot.validation.envs import pre_commit_pins
 from bot.validation.profiles import declares, setup_cfg
 
@@ -51,11 +51,13 @@ class PythonSetup:
 
     steps: list[Step] = field(default_factory=list)
     unpinned: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+    """Where the installed dev/test dependencies were declared, for the setup row."""
 
 
 def _requirement_files(repo: Path) -> list[str]:
     """Requirement files a test run needs: root *requirements*.txt and requirements/test*.txt."""
-    root = [p.name for p in repo.glob("*requirements*.txt") if "doc" not in p.name]
+    root = [p.name for p in repo.glob("*requirements*.txt") if not OTHER_PURPOSE.search(p.name)]
     sub = [f"requirements/{p.name}" for p in (repo / "requirements").glob("test*.txt")]
     return sorted(root) + sorted(sub)
 
@@ -181,7 +183,7 @@ def python_setup(
     # `.[x]` (a tox env's extras) is the project with that extra, not a requirement.
     local = [m.group(1) for r in asked if (m := re.fullmatch(r"\.\[([\w,.-]+)\]", r))]
     extra_requirements = [r for r in asked if not re.fullmatch(r"\.\[([\w,.-]+)\]", r)]
-    dev, dev_extras = dev_requirements(repo, pyproject)
+    dev, dev_extras, where = dev_requirements(repo, pyproject)
     declared = set(pyproject.get("project", {}).get("optional-dependencies", {}))
     wanted_extras = [*dev_extras, *(e for x in local for e in x.split(","))]
     names = list(
@@ -253,7 +255,13 @@ def python_setup(
                 warning="pre-commit's hook environments could not be installed",
             )
         )
-    return PythonSetup(steps=steps, unpinned=unpinned)
+    sources = [f"extras {', '.join(names)}"] if names else []
+    sources += [f for f in _requirement_files(repo)]
+    group_names = [n for n in GROUP_NAMES if n in pyproject.get("dependency-groups", {})]
+    sources += [f"dependency groups {', '.join(group_names)}"] if group_names else []
+    sources += ["uv.lock (frozen)"] if uv_lock else []
+    sources += ["poetry.lock (as constraints)"] if constraints else []
+    return PythonSetup(steps=steps, unpinned=unpinned, sources=[*sources, *where])
 
 
 def _quoted(items: Iterable[str]) -> list[str]:

@@ -97,6 +97,7 @@ def makefile(repo: Path, name: str = "Makefile", runner: str = "make") -> dict[s
             source=name if name == "Makefile" else "justfile",
             tools=(runner, *tools),
             calls=tuple(lines),
+            pre_commit="pre-commit" in words,
         )
     return found
 
