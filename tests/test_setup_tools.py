@@ -365,3 +365,18 @@ def test_tox4_env_list_and_pre_commit_inside_an_env(tmp_path: Path) -> None:
     assert "pre-commit" in words and ".[tests]" in words
     assert "oldest-requirements.txt" not in words and "rtfd-requirements.txt" not in words
     assert "install-hooks" in p.steps[-1].command
+
+
+def test_pdm_lock_pins_the_dev_groups_as_constraints(tmp_path: Path) -> None:
+    repo = make(
+        tmp_path / "r",
+        {
+            "pyproject.toml": PROJECT + '[tool.pdm.dev-dependencies]\ntest = ["pytest>=7"]\n',
+            "pdm.lock": '[[package]]\nname = "pytest"\nversion = "8.1.1"\n',
+        },
+    )
+    p = plan(repo, tmp_path)
+    words = installed(p)
+    constraints = Path(words[words.index("-c") + 1])
+    assert constraints.read_text() == "pytest==8.1.1\n"
+    assert "dev/test dependencies from: pdm.lock (as constraints); PDM dev group test" in p.notes

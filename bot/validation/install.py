@@ -167,9 +167,10 @@ def _python_plan(
     if pre_commit:
         tools.append("pre-commit")
     constraints = None
-    if (repo / "poetry.lock").is_file():
-        constraints = senv.data_dir / "cache" / workspace_key(repo) / "poetry-constraints.txt"
-        write_atomic(constraints, poetry_constraints(repo))
+    lock = next((n for n in ("poetry.lock", "pdm.lock") if (repo / n).is_file()), None)
+    if lock is not None:  # both list [[package]] name and version: pinned as constraints
+        constraints = senv.data_dir / "cache" / workspace_key(repo) / "lock-constraints.txt"
+        write_atomic(constraints, poetry_constraints(repo, lock))
     uv = find_uv(senv.env, installer)
     plan = python_setup(
         repo,

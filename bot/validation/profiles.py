@@ -184,8 +184,8 @@ def _python(repo: Path) -> Profile:
         defaults=defaults,
         notes=notes,
         lockfiles=("pyproject.toml", "setup.py", "setup.cfg", "*requirements*.txt",
-                   "requirements/*.txt", "uv.lock", "poetry.lock", "tox.ini", "noxfile.py",
-                   ".pre-commit-config.yaml"),
+                   "requirements/*.txt", "uv.lock", "poetry.lock", "pdm.lock", "tox.ini",
+                   "noxfile.py", ".pre-commit-config.yaml"),
         venv=True,
     )  # fmt: skip
 

@@ -145,11 +145,11 @@ def tool_requirement(repo: Path, pyproject: dict[str, Any], tool: str) -> str | 
     return pre_commit_pins(repo).get(tool)
 
 
-def poetry_constraints(repo: Path) -> str:
-    """`name==version` for every package poetry.lock pins ("" without one)."""
+def poetry_constraints(repo: Path, name: str = "poetry.lock") -> str:
+    """`name==version` for every package poetry.lock (or pdm.lock) pins ("" without one)."""
     from bot.validation.profiles import toml
 
-    lock = toml(repo / "poetry.lock")
+    lock = toml(repo / name)
     lines = [f"{p['name']}=={p['version']}" for p in lock.get("package", []) if "name" in p]
     return "\n".join(lines) + ("\n" if lines else "")
 
@@ -260,7 +260,8 @@ def python_setup(
     group_names = [n for n in GROUP_NAMES if n in pyproject.get("dependency-groups", {})]
     sources += [f"dependency groups {', '.join(group_names)}"] if group_names else []
     sources += ["uv.lock (frozen)"] if uv_lock else []
-    sources += ["poetry.lock (as constraints)"] if constraints else []
+    locks = [n for n in ("poetry.lock", "pdm.lock") if (repo / n).is_file()]
+    sources += [f"{locks[0]} (as constraints)"] if constraints and locks else []
     return PythonSetup(steps=steps, unpinned=unpinned, sources=[*sources, *where])
 
 
