@@ -8,6 +8,7 @@ workspace under the data dir.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -49,6 +50,7 @@ _PACKAGE_CACHES = {
 _DROPPED = ("VIRTUAL_ENV", "PYTHONHOME", "PYTHONPATH", "CONDA_PREFIX")
 
 
+@functools.lru_cache(maxsize=256)  # asked for every stage command; a checkout keeps its origin
 def repository_key(repo: Path) -> str:
     """A short stable name for the repository a workspace checks out (its origin), so every
     job's workspace of one repository shares its package caches; else the workspace's."""
