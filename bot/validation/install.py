@@ -24,7 +24,7 @@ from bot.models import CommandResult, QualityGateResult
 from bot.validation.changes import git, is_checkout
 from bot.validation.commands import called_tools
 from bot.validation.environment import StageEnv, workspace_key, write_atomic
-from bot.validation.node import node_install
+from bot.validation.node import describe, node_install
 from bot.validation.profiles import Profile, toml
 from bot.validation.pyenv import PYTHON_TOOLS, Step, poetry_constraints, python_setup
 from bot.validation.runner import clip, run_command
@@ -138,7 +138,9 @@ def _plan(
     if profile.venv and senv.venv is not None:
         return _python_plan(senv, list(specs), pre_commit=pre_commit, installer=installer)
     if profile.name in ("javascript", "typescript"):
-        return SetupPlan(steps=[Step(c) for c in node_install(repo, senv.env, senv.packages)])
+        steps = [Step(c) for c in node_install(repo, senv.env, senv.packages)]
+        note = describe(repo) if "--prefix" in steps[0].command else ""
+        return SetupPlan(steps=steps, notes=[note] if note else [])
     if profile.name == "rust":
         # --locked only for a committed Cargo.lock (one cargo wrote earlier is ours, not theirs).
         tracked = is_checkout(repo) and git(repo, "ls-files", "Cargo.lock", check=False).strip()
@@ -286,6 +288,7 @@ def _display(command: str, senv: StageEnv) -> str:
         command = command.replace(shlex.quote(str(senv.venv)), "$VENV").replace(
             str(senv.venv), "$VENV"
         )
+    command = command.replace(str(senv.packages), "$PACKAGES")
     uv = find_uv({"PATH": ""})
     for path, name in ((uv, "uv"), (sys.executable, "python")):
         if path:

@@ -28,6 +28,7 @@ class Manager:
     version: str
     """Declared (packageManager) or implied by the lockfile; "" when neither says."""
     berry: bool = False
+    declared_by: str = "package.json packageManager"
 
     @property
     def package(self) -> str:
@@ -48,6 +49,7 @@ def manager(repo: Path) -> Manager | None:
         declared = ""
     m = re.fullmatch(r"(pnpm|yarn|bun|npm)@([\w.-]+)(?:\+.*)?", declared.strip())
     name, version = (m.group(1), m.group(2)) if m else ("", "")
+    by = "package.json packageManager"
     if name == "npm":
         return None
     if name == "pnpm" or (not name and (repo / "pnpm-lock.yaml").is_file()):
@@ -55,14 +57,15 @@ def manager(repo: Path) -> Manager | None:
             head = (repo / "pnpm-lock.yaml").read_text(errors="replace")[:200]
             lock = re.search(r"lockfileVersion: '?(\d+)", head)
             version = {"5": "7", "6": "8"}.get(lock.group(1) if lock else "", "9")
-        return Manager("pnpm", version)
+        return Manager("pnpm", version, declared_by=by if name else "pnpm-lock.yaml")
     if name == "yarn" or (not name and (repo / "yarn.lock").is_file()):
         berry = (
             re.match(r"[2-9]|\d\d", version) is not None
             if version
             else ((repo / ".yarnrc.yml").is_file())
         )
-        return Manager("yarn", version or ("" if berry else "1"), berry=berry)
+        by = by if name else "yarn.lock"
+        return Manager("yarn", version or ("" if berry else "1"), berry=berry, declared_by=by)
     if name == "bun" or (repo / "bun.lockb").is_file() or (repo / "bun.lock").is_file():
         return Manager("bun", version)
     return None
@@ -72,6 +75,14 @@ def manager_bin(repo: Path, cache: Path) -> Path | None:
     """The folder put on the stages' PATH for the repository's manager, if it has one."""
     found = manager(repo)
     return found.folder(cache) / "bin" if found is not None and found.name != "bun" else None
+
+
+def describe(repo: Path) -> str:
+    """The setup row's note on the manager: which, at what version, declared where."""
+    found = manager(repo)
+    if found is None or found.name == "bun":
+        return ""
+    return f"{found.package} (from {found.declared_by}), installed from the npm registry"
 
 
 def node_install(repo: Path, env: Mapping[str, str], cache: Path) -> list[str]:
