@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.errors import GitError
+from bot.git import runner
 from bot.sandbox import Sandbox
 from bot.secrets import agent_env
 from bot.validation.node import manager_bin
@@ -55,11 +57,12 @@ def repository_key(repo: Path) -> str:
     """A short stable name for the repository a workspace checks out (its origin), so every
     job's workspace of one repository shares its package caches; else the workspace's."""
     try:
-        url = subprocess.run(
-            ["git", "-C", str(repo), "config", "--get", "remote.origin.url"],
-            capture_output=True, text=True, timeout=10, check=False,
-        ).stdout.strip()  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
+        # The bot's hardened git: no config the checkout planted runs anything.
+        proc = runner.run(
+            ["config", "--get", "remote.origin.url"], cwd=repo, timeout=10, check=False
+        )
+        url = proc.stdout.strip() if proc.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError, GitError):
         url = ""
     # github.com/o/r, git@github.com:o/r.git and a token-bearing URL name one repository.
     m = re.search(r"([^/:@]+)/([^/:@]+?)(?:\.git)?/?$", url)
