@@ -9,13 +9,11 @@ only when the dependency files or the plan change (a marker under the data dir).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import shlex
-import shutil
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -24,6 +22,7 @@ from bot.models import CommandResult, QualityGateResult
 from bot.validation.changes import git, is_checkout
 from bot.validation.commands import called_tools
 from bot.validation.environment import StageEnv, workspace_key, write_atomic
+from bot.validation.installer import find_uv
 from bot.validation.node import describe, node_install
 from bot.validation.profiles import Profile, toml
 from bot.validation.pyenv import PYTHON_TOOLS, Step, poetry_constraints, python_setup
@@ -56,39 +55,6 @@ class SetupOutcome:
     def from_root(self) -> bool:
         """The Python project is not installed: stages import it from the checkout."""
         return "fallback:project" in self.flags
-
-
-def find_uv(env: Mapping[str, str], installer: str = "") -> str | None:
-    """uv on the stages' PATH, else agentbot's own; None when the installer asked is pip."""
-    if installer.lower() == "pip":
-        return None
-    found = shutil.which("uv", path=env.get("PATH", ""))
-    if found:
-        return found
-    with contextlib.suppress(ImportError, FileNotFoundError):
-        import uv
-
-        return str(uv.find_uv_bin())
-    return None
-
-
-def install_into(senv: StageEnv, python: str, packages: list[str]) -> str | None:
-    """The command installing `packages` for `python` with the installer that made its venv.
-
-    A venv uv made has no pip (`uv pip install --python …`); one `python -m venv` made has
-    (`python -m pip install`). None: no venv of ours, or uv made it and is gone.
-    """
-    if senv.venv is None:
-        return None
-    pkgs = " ".join(shlex.quote(p) for p in packages)
-    try:
-        made_by_uv = "\nuv = " in "\n" + (senv.venv / "pyvenv.cfg").read_text()
-    except OSError:
-        made_by_uv = False
-    if not made_by_uv:
-        return f"{shlex.quote(python)} -m pip install -q --disable-pip-version-check {pkgs}"
-    uv = find_uv(senv.env)
-    return f"{shlex.quote(uv)} pip install -q --python {shlex.quote(python)} {pkgs}" if uv else None
 
 
 def plan_setup(

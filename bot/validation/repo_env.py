@@ -21,7 +21,7 @@ from bot.sandbox import Sandbox
 from bot.validation import prepare as prepare_validation
 from bot.validation.discovery import choose
 from bot.validation.environment import StageEnv
-from bot.validation.install import install_into
+from bot.validation.installer import install_into
 from bot.validation.runner import run_command
 
 
