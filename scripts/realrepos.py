@@ -216,6 +216,8 @@ def fetch(project: Project) -> Path:
     archive = folder / project.archive_name
     if archive.is_file():
         return archive
+    if project.registry == "pypi" and (found := sorted(folder.glob(f"*{project.version}.tar.gz"))):
+        return found[0]
     folder.mkdir(parents=True, exist_ok=True)
     pkg = project.package or project.name
     if project.registry == "pypi":
@@ -243,7 +245,11 @@ def fetch(project: Project) -> Path:
             _run(["apt-get", "update", "-qq"], folder)
             _run(["apt-get", "download", f"{pkg}={project.version}"], folder)
     if not archive.is_file():
-        raise FileNotFoundError(f"{project.name}: the registry gave no {archive.name}")
+        # An sdist named by the project's own spelling (python-dateutil-2.9.0.post0.tar.gz).
+        found = sorted(folder.glob(f"*{project.version}.tar.gz"))
+        if not found:
+            raise FileNotFoundError(f"{project.name}: the registry gave no {archive.name}")
+        return found[0]
     return archive
 
 

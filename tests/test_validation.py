@@ -35,7 +35,7 @@ from bot.config import ValidationConfig
 from bot.models import QualityGateResult, ValidationReport
 from bot.validation import run_validation
 from bot.validation.baseline import cache_path
-from bot.validation.environment import workspace_key
+from bot.validation.environment import repository_key, workspace_key
 
 TOOLS = ("ruff", "mypy", "pytest")
 
@@ -339,7 +339,7 @@ def test_zero_config_setup_makes_a_venv_under_the_data_dir_once(
 ) -> None:
     first = validate(repo, data_dir, base_env)
     assert first.passed, first
-    venv = data_dir / "venvs" / workspace_key(repo)
+    venv = data_dir / "packages" / repository_key(repo) / "venvs" / workspace_key(repo)
     for tool in TOOLS:
         assert (venv / "bin" / tool).is_file(), tool
     # Its own venv: not agentbot's, which it must not even see on PATH.
@@ -413,7 +413,8 @@ def test_stage_environment_drops_secrets_and_agentbots_venv(
     path = re.search(r"^PATH=(.*)$", out.output, re.M)
     assert path is not None
     entries = path.group(1).split(os.pathsep)
-    assert entries[0] == str(data_dir.resolve() / "venvs" / workspace_key(repo) / "bin")
+    venv = data_dir.resolve() / "packages" / repository_key(repo) / "venvs" / workspace_key(repo)
+    assert entries[0] == str(venv / "bin")
     assert str(Path(sys.prefix) / "bin") not in entries
 
 

@@ -99,6 +99,7 @@ def test_python_setup_installs_the_project_extras_and_only_the_missing_tools(
     assert words(p, 1)[-1:] == ["pytest"]
     assert p.notes == [
         "uv not found: installing with pip",
+        "dev/test dependencies from: extras test, dev",
         "not pinned by the repo, latest used: pytest",
     ]
 
@@ -122,7 +123,10 @@ def test_python_setup_with_uv_requirements_groups_and_repo_pins(tmp_path: Path) 
     assert install[install.index("-r") :] == [
         "-r", "requirements-dev.txt", "-r", "requirements.txt", "ruff==0.4.4", "mypy",
     ]  # fmt: skip
-    assert p.notes == ["not pinned by the repo, latest used: mypy"]
+    assert p.notes == [
+        "dev/test dependencies from: requirements-dev.txt; requirements.txt",
+        "not pinned by the repo, latest used: mypy",
+    ]
     groups = make(
         tmp_path / "g",
         {
@@ -200,12 +204,14 @@ def test_javascript_installs_frozen_from_its_lockfile(tmp_path: Path) -> None:
     (js / "package-lock.json").write_text("{}")
     assert plan(js, tmp_path).steps[0].command == "npm ci --no-audit --no-fund"
     (js / "pnpm-lock.yaml").write_text("lockfileVersion: '6.0'\n")
-    assert plan(js, tmp_path).steps[0].command.endswith("pnpm@8 install --frozen-lockfile")
+    pnpm = plan(js, tmp_path).steps
+    assert pnpm[0].command.endswith("/pm/pnpm@8 pnpm@8")  # npm installs the lockfile's major
+    assert pnpm[1].command == "pnpm install --frozen-lockfile"
     (js / "pnpm-lock.yaml").unlink()
     (js / "package-lock.json").unlink()
     (js / "yarn.lock").write_text("")
     (js / ".yarnrc.yml").write_text("")
-    assert plan(js, tmp_path).steps[0].command.endswith("yarn install --immutable")
+    assert plan(js, tmp_path).steps[-1].command == "yarn install --immutable"
 
 
 def test_rust_leaves_out_targets_that_need_nightly(tmp_path: Path) -> None:
@@ -253,7 +259,7 @@ def test_stage_env_puts_the_workspace_venv_and_node_bins_first(tmp_path: Path) -
     repo = make(tmp_path / "r", {"pyproject.toml": PROJECT, "src/x/__init__.py": ""})
     base = {"PATH": "/usr/bin:/bin", "VIRTUAL_ENV": "/elsewhere", "GITHUB_TOKEN": "x"}
     senv = build_stage_env(repo, detect_profile(repo), tmp_path / "data", base, use_venv=True)
-    assert senv.venv is not None and senv.venv.parent == tmp_path / "data" / "venvs"
+    assert senv.venv is not None and senv.venv.parent == senv.packages / "venvs"
     assert senv.env["PATH"] == f"{senv.venv}/bin:/usr/bin:/bin"
     assert senv.env["VIRTUAL_ENV"] == str(senv.venv) and "GITHUB_TOKEN" not in senv.env
     assert senv.env["CI"] == "true" and senv.env["MYPY_CACHE_DIR"].startswith(str(tmp_path))

@@ -93,6 +93,9 @@ class QualityGateResult(Model):
     """Problems the base commit has too: reported, never blocking."""
     restored_files: list[str] = Field(default_factory=list)
     """Files outside the change the stage modified, restored after it ran."""
+    missing_tool: str = ""
+    """The program or module the stage calls that setup could not provide: the stage is
+    unverified (not passed, not pre-existing); `warning` says how to declare it."""
 
     @property
     def passed(self) -> bool:

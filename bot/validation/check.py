@@ -24,6 +24,7 @@ from bot.models import (
 )
 from bot.validation.baseline import Baseline, BaseTree
 from bot.validation.changes import TreeGuard, changed_files, line_maps
+from bot.validation.commands import how_to_declare
 from bot.validation.compare import LineMap
 from bot.validation.diagnostics import parse_diagnostics
 from bot.validation.discovery import DISABLED, choose
@@ -127,8 +128,7 @@ class Check:
         gate = gate.model_copy(update={"command": command})
         missing = missing_program(command, cwd=self.senv.repo, env=self.senv.env)
         if missing is not None:
-            note = f"tool missing: `{missing}` is not installed (not on PATH)"
-            return gate.model_copy(update={"warning": _join(gate.warning, note)}), None, [], []
+            return self._unverified(gate, missing), None, [], []
         before = self.guard.snapshot()
         result = self._run(command)
         settled = self.guard.settle(before)
@@ -154,8 +154,7 @@ class Check:
                 [],
             )
         if (tool := missing_in_output(result)) is not None:
-            note = f"tool missing: `{tool}` is not installed"
-            return gate.model_copy(update={"warning": _join(gate.warning, note)}), None, [], []
+            return self._unverified(gate, tool), None, [], []
         base = self._base_run(spec)
         if stage == "test":
             judged, tests, new, pre = judge_tests(gate, spec.runner, result, base)
@@ -169,6 +168,11 @@ class Check:
             ]
         judged = judge_diagnostics(gate, spec, result, found, base, lambda: self.maps)
         return self._base_note(judged), None, [], []
+
+    def _unverified(self, gate: QualityGateResult, tool: str) -> QualityGateResult:
+        """A stage whose runner setup could not provide: skipped, naming the tool and the fix."""
+        note = how_to_declare(tool, self.senv.profile.name)
+        return gate.model_copy(update={"warning": _join(gate.warning, note), "missing_tool": tool})
 
     def _run(self, command: str) -> CommandResult:
         """A stage command in the job's sandbox (no network), writing only its own places."""

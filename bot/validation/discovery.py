@@ -89,7 +89,11 @@ def choose(
     for i, spec in enumerate(specs):
         last = i == len(specs) - 1
         if spec.pre_commit and "pre-commit" not in flags:
-            passed_over.append(f"{spec.source}: hook environments not installed")
+            hooks = ", ".join(envs.pre_commit_hooks(repo)) or "none listed"
+            passed_over.append(
+                f"{spec.source}: hook environments could not be built in setup;"
+                f" hooks that did not run: {hooks}"
+            )
             if not last:
                 continue
             return None, passed_over

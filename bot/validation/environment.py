@@ -8,16 +8,22 @@ workspace under the data dir.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import re
+import subprocess
 import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.errors import GitError
+from bot.git import runner
 from bot.sandbox import Sandbox
 from bot.secrets import agent_env
+from bot.validation.node import manager_bin
 from bot.validation.profiles import Profile
 
 # Set unless the caller's environment says otherwise: non-interactive, no colour codes.
@@ -35,8 +41,35 @@ _DEFAULTS = {
     "npm_config_update_notifier": "false",
     "MYPY_FORCE_TERMINAL_WIDTH": "1000",  # one line per error, even with `pretty = true`
 }
+# Package caches, per repository under the data dir (`StageEnv.packages`).
+_PACKAGE_CACHES = {
+    "UV_CACHE_DIR": "uv", "PIP_CACHE_DIR": "pip", "npm_config_cache": "npm",
+    "npm_config_store_dir": "pnpm-store", "YARN_CACHE_FOLDER": "yarn",
+    "YARN_GLOBAL_FOLDER": "yarn-berry", "GOMODCACHE": "go-mod",
+    "COREPACK_HOME": "corepack",
+}  # fmt: skip
 # Never inherited: they would point the workspace's tools at agentbot's interpreter.
 _DROPPED = ("VIRTUAL_ENV", "PYTHONHOME", "PYTHONPATH", "CONDA_PREFIX")
+
+
+@functools.lru_cache(maxsize=256)  # asked for every stage command; a checkout keeps its origin
+def repository_key(repo: Path) -> str:
+    """A short stable name for the repository a workspace checks out (its origin), so every
+    job's workspace of one repository shares its package caches; else the workspace's."""
+    try:
+        # The bot's hardened git: no config the checkout planted runs anything.
+        proc = runner.run(
+            ["config", "--get", "remote.origin.url"], cwd=repo, timeout=10, check=False
+        )
+        url = proc.stdout.strip() if proc.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError, GitError):
+        url = ""
+    # github.com/o/r, git@github.com:o/r.git and a token-bearing URL name one repository.
+    m = re.search(r"([^/:@]+)/([^/:@]+?)(?:\.git)?/?$", url)
+    if m is None:
+        return workspace_key(repo)
+    name = f"{m.group(1)}/{m.group(2)}".lower()
+    return f"{m.group(2)}-{hashlib.sha256(name.encode()).hexdigest()[:16]}"
 
 
 def workspace_key(repo: Path) -> str:
@@ -67,9 +100,16 @@ class StageEnv:
         return self.data_dir / "cache" / workspace_key(self.repo)
 
     @property
+    def packages(self) -> Path:
+        """The repository's package caches (uv, pip, npm, pnpm, yarn, cargo, go) and package
+        managers, shared by every job's workspace of it, kept across jobs."""
+        return self.data_dir / "packages" / repository_key(self.repo)
+
+    @property
     def writable(self) -> tuple[Path, ...]:
         """What a stage may write inside the sandbox: the workspace, its venv and caches."""
-        return (self.repo, self.cache, *([self.venv] if self.venv else []))
+        venv = self.venv is not None and not self.venv.is_relative_to(self.packages)
+        return (self.repo, self.cache, self.packages, *([self.venv] if venv and self.venv else []))
 
 
 def build_stage_env(
@@ -97,15 +137,24 @@ def build_stage_env(
         # agentbot runs from a venv: its bin must not lend the workspace a pytest or a ruff.
         own = str(Path(sys.prefix, "bin"))
         path = [p for p in path if p != own]
+    packages = data_dir / "packages" / repository_key(repo)
     front = [str(repo / d) for d in profile.bin_dirs]
-    venv = data_dir / "venvs" / key if profile.venv and use_venv else None
+    if profile.name in ("javascript", "typescript"):
+        found = manager_bin(repo, packages)  # the repo's pnpm/yarn, for its own scripts too
+        front += [str(found)] if found is not None else []
+    # Beside the repository's uv cache, in one mount of the sandbox: uv hardlinks from its
+    # cache instead of copying every file (hardlinks cannot cross mounts).
+    venv = packages / "venvs" / key if profile.venv and use_venv else None
     if venv is not None:
         front.insert(0, str(venv / "bin"))
         env["VIRTUAL_ENV"] = str(venv)
     env["PATH"] = os.pathsep.join(front + path)
     if from_root:
         env["PYTHONPATH"] = os.pathsep.join(str(p) for p in (repo / "src", repo) if p.is_dir())
-    env.setdefault("PRE_COMMIT_HOME", str(cache / "pre-commit"))
+    env.setdefault("PRE_COMMIT_HOME", str(packages / "pre-commit"))
+    # Downloads outside the job's throwaway HOME: the next job on this repository reuses them.
+    for name, folder in _PACKAGE_CACHES.items():
+        env[name] = str(packages / folder)
     if profile.venv:
         # Tool caches outside the workspace, so validating leaves no untracked files.
         env.setdefault("PYTHONPYCACHEPREFIX", str(cache / "pycache"))

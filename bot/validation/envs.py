@@ -11,6 +11,7 @@ import ast
 import configparser
 import re
 import shlex
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,20 @@ def pre_commit(repo: Path) -> dict[str, StageSpec]:
         pre_commit=True,
     )
     return {"lint": spec}
+
+
+def pre_commit_hooks(repo: Path) -> list[str]:
+    """The ids of the hooks `.pre-commit-config.yaml` runs, in its order."""
+    try:
+        doc = yaml.safe_load((repo / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return []
+    ids: list[str] = []
+    for entry in (doc or {}).get("repos") or [] if isinstance(doc, dict) else []:
+        for hook in (entry.get("hooks") or []) if isinstance(entry, dict) else []:
+            if isinstance(hook, dict) and hook.get("id"):
+                ids.append(str(hook["id"]))
+    return list(dict.fromkeys(ids))
 
 
 def pre_commit_pins(repo: Path) -> dict[str, str]:
@@ -80,7 +95,9 @@ def _tox_ini(repo: Path) -> configparser.ConfigParser | None:
 def tox(repo: Path) -> dict[str, StageSpec]:
     """tox envs named like a stage: their commands and deps, run in the workspace's venv."""
     found: dict[str, StageSpec] = {}
-    for name, (commands, deps) in _tox_envs(repo).items():
+    found_envs = _tox_envs(repo)
+    for name in sorted(found_envs, key=_interpreter_rank):
+        commands, deps = found_envs[name]
         stage = stage_of(name, " && ".join(commands))
         if stage is None or stage in found or not commands:
             continue
@@ -91,13 +108,21 @@ def tox(repo: Path) -> dict[str, StageSpec]:
     return {k: v for k, v in found.items() if not re.search(r"(?<!\$)\{", v.command)}
 
 
+def _interpreter_rank(name: str) -> int:
+    """0: an env for the interpreter present (py311), 1: for any, 2: for another (py38)."""
+    m = re.fullmatch(r"py(?:thon)?(\d)\.?(\d+)", name.lower())
+    if m is None:
+        return 1
+    return 0 if (int(m.group(1)), int(m.group(2))) == sys.version_info[:2] else 2
+
+
 _POSARGS = re.compile(r"\{posargs(?::([^}]*))?\}|\{\[\]\}")
 
 
 def _env_spec(stage: str, source: str, commands: list[str], deps: list[str]) -> StageSpec:
     """A tox env or nox session as a spec: `{posargs}` becomes the changed files for lint/format."""
-    text = " && ".join(commands).replace("{toxinidir}", ".").replace("{envpython}", "python")
-    text = re.sub(r"\{env_?tmp_?dir\}", "${TMPDIR:-/tmp}/agentbot-tox", text)
+    lines = [_substitute(c) for c in commands]
+    text = " && ".join(lines)
     scoped = None
     if _POSARGS.search(text) and stage in ("format", "lint"):
         scoped = " ".join(_POSARGS.sub(FILES, text).split())
@@ -109,8 +134,18 @@ def _env_spec(stage: str, source: str, commands: list[str], deps: list[str]) -> 
         source=source,
         suffixes=(".py", ".pyi") if scoped else (),
         deps=tuple(deps),
-        tools=tuple(dict.fromkeys(first_word(c) for c in commands)),
+        tools=tuple(dict.fromkeys(first_word(c) for c in lines)),
+        calls=tuple(lines),
+        # `pre-commit run` inside an env needs the hook environments setup builds.
+        pre_commit=any(first_word(c) == "pre-commit" for c in lines),
     )
+
+
+def _substitute(command: str) -> str:
+    """tox substitutions for the workspace venv: {envpython} is its python."""
+    command = command.replace("{toxinidir}", ".").replace("{envpython}", "python")
+    command = re.sub(r"\{envbindir\}/", "", command)
+    return re.sub(r"\{env_?tmp_?dir\}", "${TMPDIR:-/tmp}/agentbot-tox", command)
 
 
 def nox(repo: Path) -> dict[str, StageSpec]:
@@ -173,14 +208,17 @@ def _tox_envs(repo: Path) -> dict[str, tuple[list[str], list[str]]]:
     envs: dict[str, tuple[list[str], list[str]]] = {}
     if cfg is not None:
         base = cfg["testenv"] if cfg.has_section("testenv") else {}
-        envlist = _expand(cfg.get("tox", "envlist", fallback=""))
+        envlist = _expand(
+            cfg.get("tox", "envlist", fallback=cfg.get("tox", "env_list", fallback=""))
+        )
         names = [s.split(":", 1)[1] for s in cfg.sections() if s.startswith("testenv:")]
         names += [n for n in envlist if n and "{" not in n and n not in names]
         for name in names:
             section = cfg[f"testenv:{name}"] if cfg.has_section(f"testenv:{name}") else {}
             commands = _lines(section.get("commands", base.get("commands", "")), commands=True)
             deps = _lines(section.get("deps", base.get("deps", "")))
-            envs[name] = (commands, deps)
+            extras = _lines(section.get("extras", base.get("extras", "")).replace(",", "\n"))
+            envs[name] = (commands, deps + [f".[{e}]" for e in extras])
         return envs
     doc = _toml(repo / "tox.toml")
     base = doc.get("env_run_base", {})
@@ -189,6 +227,7 @@ def _tox_envs(repo: Path) -> dict[str, tuple[list[str], list[str]]]:
         commands = [shlex.join(str(w) if not isinstance(w, dict) else "{posargs}" for w in c)
                     for c in raw if isinstance(c, list)]  # fmt: skip
         deps = [str(d) for d in env.get("deps", base.get("deps", []))]
+        deps += [f".[{e}]" for e in env.get("extras", base.get("extras", []))]
         envs[str(name)] = (commands, deps)
     return envs
 

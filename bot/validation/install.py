@@ -9,21 +9,21 @@ only when the dependency files or the plan change (a marker under the data dir).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import re
 import shlex
-import shutil
 import sys
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from bot.clock import Clock
 from bot.models import CommandResult, QualityGateResult
 from bot.validation.changes import git, is_checkout
+from bot.validation.commands import called_tools
 from bot.validation.environment import StageEnv, workspace_key, write_atomic
+from bot.validation.installer import find_uv
+from bot.validation.node import describe, node_install
 from bot.validation.profiles import Profile, toml
 from bot.validation.pyenv import PYTHON_TOOLS, Step, poetry_constraints, python_setup
 from bot.validation.runner import clip, run_command
@@ -57,20 +57,6 @@ class SetupOutcome:
         return "fallback:project" in self.flags
 
 
-def find_uv(env: Mapping[str, str], installer: str = "") -> str | None:
-    """uv on the stages' PATH, else agentbot's own; None when the installer asked is pip."""
-    if installer.lower() == "pip":
-        return None
-    found = shutil.which("uv", path=env.get("PATH", ""))
-    if found:
-        return found
-    with contextlib.suppress(ImportError, FileNotFoundError):
-        import uv
-
-        return str(uv.find_uv_bin())
-    return None
-
-
 def plan_setup(
     senv: StageEnv,
     configured: str | None,
@@ -79,7 +65,32 @@ def plan_setup(
     pre_commit: bool,
     installer: str = "",
 ) -> SetupPlan:
-    """The setup steps for this workspace: the configured command, or the profile's own."""
+    """The setup steps for this workspace: the configured command, or the profile's own.
+
+    Declared git submodules are initialised first, at the commits the checkout records.
+    """
+    plan = _plan(senv, configured, specs, pre_commit=pre_commit, installer=installer)
+    if configured is None or not (senv.repo / ".gitmodules").is_file():
+        return plan
+    if not is_checkout(senv.repo):
+        return plan
+    step = Step("git submodule update --init --recursive")
+    return replace(plan, steps=[*plan.steps[:1], step, *plan.steps[1:]] if _venv_first(plan)
+                   else [step, *plan.steps], why_none="")  # fmt: skip
+
+
+def _venv_first(plan: SetupPlan) -> bool:
+    return bool(plan.steps) and plan.steps[0].flag == "venv"
+
+
+def _plan(
+    senv: StageEnv,
+    configured: str | None,
+    specs: Iterable[StageSpec],
+    *,
+    pre_commit: bool,
+    installer: str,
+) -> SetupPlan:
     if configured is None:
         return SetupPlan(source="agentbot.yml", why_none="disabled in config")
     if configured != "default":
@@ -93,7 +104,9 @@ def plan_setup(
     if profile.venv and senv.venv is not None:
         return _python_plan(senv, list(specs), pre_commit=pre_commit, installer=installer)
     if profile.name in ("javascript", "typescript"):
-        return SetupPlan(steps=[Step(_node_install(repo, senv.env))])
+        steps = [Step(c) for c in node_install(repo, senv.env, senv.packages)]
+        note = describe(repo) if "--prefix" in steps[0].command else ""
+        return SetupPlan(steps=steps, notes=[note] if note else [])
     if profile.name == "rust":
         # --locked only for a committed Cargo.lock (one cargo wrote earlier is ours, not theirs).
         tracked = is_checkout(repo) and git(repo, "ls-files", "Cargo.lock", check=False).strip()
@@ -116,17 +129,16 @@ def _python_plan(
     deps: list[str] = []
     for spec in specs:
         deps += spec.deps
-        if not spec.deps:
-            words = spec.tools or (spec.command.split()[:1])
-            tools += [
-                "pytest" if w == "py.test" else w for w in words if w in PYTHON_TOOLS | {"py.test"}
-            ]
+        # What the command really calls (`python -m pytest` calls pytest), and its recipe's.
+        words = [t for line in (spec.command, *spec.calls) for t in called_tools(line)]
+        tools += [w for w in words if w in PYTHON_TOOLS]
     if pre_commit:
         tools.append("pre-commit")
     constraints = None
-    if (repo / "poetry.lock").is_file():
-        constraints = senv.data_dir / "cache" / workspace_key(repo) / "poetry-constraints.txt"
-        write_atomic(constraints, poetry_constraints(repo))
+    lock = next((n for n in ("poetry.lock", "pdm.lock") if (repo / n).is_file()), None)
+    if lock is not None:  # both list [[package]] name and version: pinned as constraints
+        constraints = senv.data_dir / "cache" / workspace_key(repo) / "lock-constraints.txt"
+        write_atomic(constraints, poetry_constraints(repo, lock))
     uv = find_uv(senv.env, installer)
     plan = python_setup(
         repo,
@@ -140,40 +152,11 @@ def _python_plan(
         pre_commit=pre_commit,
     )
     notes = [] if uv else ["uv not found: installing with pip"]
+    if plan.sources:
+        notes.append(f"dev/test dependencies from: {'; '.join(plan.sources)}")
     if plan.unpinned:
         notes.append(f"not pinned by the repo, latest used: {', '.join(plan.unpinned)}")
     return SetupPlan(steps=plan.steps, notes=notes)
-
-
-def _node_install(repo: Path, env: Mapping[str, str]) -> str:
-    """The frozen install of the repo's package manager (no lockfile: npm, writing none)."""
-    try:
-        manager = str(json.loads((repo / "package.json").read_text()).get("packageManager", ""))
-    except (OSError, ValueError, AttributeError):
-        manager = ""
-    path = env.get("PATH", "")
-    if (repo / "pnpm-lock.yaml").is_file():
-        version = manager.split("@", 1)[1].split("+")[0] if manager.startswith("pnpm@") else ""
-        if not version:
-            head = (repo / "pnpm-lock.yaml").read_text(errors="replace")[:200]
-            lock = re.search(r"lockfileVersion: '?(\d+)", head)
-            version = {"5": "7", "6": "8"}.get(lock.group(1) if lock else "", "9")
-        pnpm = "pnpm" if shutil.which("pnpm", path=path) else f"npx --yes pnpm@{version}"
-        return f"{pnpm} install --frozen-lockfile"
-    if (repo / "yarn.lock").is_file():
-        berry = (repo / ".yarnrc.yml").is_file() or re.match(r"yarn@[2-9]", manager) is not None
-        yarn = (
-            "yarn"
-            if shutil.which("yarn", path=path)
-            else ("npx --yes -p @yarnpkg/cli-dist yarn" if berry else "npx --yes yarn@1")
-        )
-        return f"{yarn} install --immutable" if berry else f"{yarn} install --frozen-lockfile"
-    if (repo / "bun.lockb").is_file() or (repo / "bun.lock").is_file():
-        return "bun install --frozen-lockfile"
-    if any((repo / f).is_file() for f in ("package-lock.json", "npm-shrinkwrap.json")):
-        return "npm ci --no-audit --no-fund"
-    # Without a lockfile, install must not write one into the workspace.
-    return "npm install --no-audit --no-fund --no-package-lock"
 
 
 def fingerprint(repo: Path, profile: Profile, plan: SetupPlan) -> str:
@@ -181,7 +164,12 @@ def fingerprint(repo: Path, profile: Profile, plan: SetupPlan) -> str:
     h = hashlib.sha256(profile.name.encode() + b"\0")
     for step in plan.steps:
         h.update(f"{step.command}\0{step.fallback}\0".encode())
-    files = sorted({p for pattern in profile.lockfiles for p in repo.glob(pattern) if p.is_file()})
+    patterns = (*profile.lockfiles, ".gitmodules")
+    files = sorted({p for pattern in patterns for p in repo.glob(pattern) if p.is_file()})
+    if (repo / ".gitmodules").is_file() and is_checkout(repo):
+        # The commits the checkout records for its submodules (gitlinks): a new one sets up again.
+        staged = git(repo, "ls-files", "--stage", check=False).splitlines()
+        h.update("\n".join(ln for ln in staged if ln.startswith("160000 ")).encode())
     for path in files:
         h.update(str(path.relative_to(repo)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
@@ -266,6 +254,7 @@ def _display(command: str, senv: StageEnv) -> str:
         command = command.replace(shlex.quote(str(senv.venv)), "$VENV").replace(
             str(senv.venv), "$VENV"
         )
+    command = command.replace(str(senv.packages), "$PACKAGES")
     uv = find_uv({"PATH": ""})
     for path, name in ((uv, "uv"), (sys.executable, "python")):
         if path:
@@ -274,7 +263,10 @@ def _display(command: str, senv: StageEnv) -> str:
 
 
 def _last_line(output: str) -> str:
-    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    # pre-commit ends with "Check the log at <runner's home>/…": a local path, nobody's help.
+    lines = [
+        ln.strip() for ln in output.splitlines() if ln.strip() and "Check the log at" not in ln
+    ]
     return lines[-1][:200] if lines else "no output"
 
 

@@ -49,23 +49,26 @@ class Profile:
 
 def detect_profile(repo: Path) -> Profile:
     """The profile of the repository at `repo`: rust, go, python, typescript, javascript, ruby."""
+    from bot.validation.native import go_profile, ruby_profile, rust_profile
+
     if (repo / "Cargo.toml").is_file():
-        return _rust(repo)
+        return rust_profile(repo)
     if (repo / "go.mod").is_file():
-        return _go()
+        return go_profile()
     if any((repo / f).is_file() for f in ("pyproject.toml", "setup.py", "setup.cfg")):
         return _python(repo)
     if (repo / "package.json").is_file():
         return _javascript(repo)
     if (repo / "Gemfile").is_file() or (repo / ".rspec").is_file() or any(repo.glob("*.gemspec")):
-        return _ruby(repo)
+        return ruby_profile(repo)
     if any(repo.glob("*requirements*.txt")):
         return _python(repo)
     note = "no language profile detected; set the stage in .github/agentbot.yml"
     return Profile(name="unknown", notes={s: note for s in ("setup", *STAGES)})
 
 
-def _spec(stage: str, command: str, **kw: Any) -> StageSpec:
+def spec(stage: str, command: str, **kw: Any) -> StageSpec:
+    """A default stage spec."""
     return StageSpec(stage=stage, command=command, source="default", **kw)
 
 
@@ -148,11 +151,11 @@ def _python(repo: Path) -> Profile:
     notes: dict[str, str] = {}
     formatter = python_formatter(repo, pyproject, declared)
     if formatter == "black":
-        defaults["format"] = _spec("format", "black --check .", scoped=f"black --check {FILES}",
+        defaults["format"] = spec("format", "black --check .", scoped=f"black --check {FILES}",
                                    fix=f"black -q {FILES}", suffixes=PY)  # fmt: skip
     elif formatter == "ruff":
         fmt = "ruff format --force-exclude"
-        defaults["format"] = _spec(
+        defaults["format"] = spec(
             "format",
             "ruff format --check .",
             suffixes=PY,
@@ -166,23 +169,23 @@ def _python(repo: Path) -> Profile:
     lint = "ruff check --no-fix --output-format json"
     if not ruff_configured(repo, pyproject):
         lint += f" --select {BUG_RULES}"
-    defaults["lint"] = _spec(
+    defaults["lint"] = spec(
         "lint", f"{lint} .", scoped=f"{lint} --force-exclude {FILES}", suffixes=PY,
         fix=f"ruff check -q --fix --no-unsafe-fixes --force-exclude {FILES}",
     )  # fmt: skip
     if mypy_configured(repo, pyproject):
-        defaults["typecheck"] = _spec("typecheck", _mypy_command(repo, pyproject))
+        defaults["typecheck"] = spec("typecheck", _mypy_command(repo, pyproject))
     else:
         notes["typecheck"] = "mypy is not configured in this repo ([tool.mypy] or mypy.ini)"
     # The cache plugin would write .pytest_cache into the workspace; we want it untouched.
-    defaults["test"] = _spec("test", "pytest -q -p no:cacheprovider", runner="pytest")
+    defaults["test"] = spec("test", "pytest -q -p no:cacheprovider", runner="pytest")
     return Profile(
         name="python",
         defaults=defaults,
         notes=notes,
         lockfiles=("pyproject.toml", "setup.py", "setup.cfg", "*requirements*.txt",
-                   "requirements/*.txt", "uv.lock", "poetry.lock", "tox.ini", "noxfile.py",
-                   ".pre-commit-config.yaml"),
+                   "requirements/*.txt", "uv.lock", "poetry.lock", "pdm.lock", "tox.ini",
+                   "noxfile.py", ".pre-commit-config.yaml"),
         venv=True,
     )  # fmt: skip
 
@@ -208,24 +211,24 @@ def _javascript(repo: Path) -> Profile:
     defaults: dict[str, StageSpec] = {}
     notes: dict[str, str] = {}
     if "prettier" in pkg or "prettier" in dev or any((repo / f).is_file() for f in _PRETTIER):
-        defaults["format"] = _spec(
+        defaults["format"] = spec(
             "format", "prettier --check .", scoped=f"prettier --check --ignore-unknown {FILES}",
             fix=f"prettier --write --ignore-unknown --log-level warn {FILES}", suffixes=PRETTIER,
         )  # fmt: skip
     else:
         notes["format"] = "no formatter adopted by this repo (prettier)"
     if "eslintConfig" in pkg or any((repo / f).is_file() for f in _ESLINT):
-        defaults["lint"] = _spec("lint", "eslint -f json .", scoped=f"eslint -f json {FILES}",
+        defaults["lint"] = spec("lint", "eslint -f json .", scoped=f"eslint -f json {FILES}",
                                  fix=f"eslint --fix {FILES}", suffixes=JS)  # fmt: skip
     else:
         notes["lint"] = "no eslint configuration in this repo"
     if ts:
-        defaults["typecheck"] = _spec("typecheck", "tsc --noEmit")
+        defaults["typecheck"] = spec("typecheck", "tsc --noEmit")
     else:
         notes["typecheck"] = "JavaScript has no typecheck (no tsconfig.json)"
     script = package_scripts(repo).get("test", "")
     if script and "no test specified" not in script:
-        defaults["test"] = _spec("test", "npm test --ignore-scripts", tools=("npm",))
+        defaults["test"] = spec("test", "npm test --ignore-scripts", tools=("npm",))
     else:
         notes["test"] = "package.json has no test script"
     return Profile(
@@ -236,69 +239,3 @@ def _javascript(repo: Path) -> Profile:
                    "yarn.lock", "bun.lockb"),
         bin_dirs=("node_modules/.bin",),
     )  # fmt: skip
-
-
-# --- go, rust, ruby ----------------------------------------------------------------------------
-
-
-def _go() -> Profile:
-    # gofmt -l exits 0 even when it lists files: any output (files or errors) fails.
-    listing = " 2>&1 | awk '{print} END {exit (NR > 0)}'"
-    return Profile(
-        name="go",
-        defaults={
-            "format": _spec("format", f"gofmt -l .{listing}", scoped=f"gofmt -l {FILES}{listing}",
-                            fix=f"gofmt -w {FILES}", suffixes=(".go",), tools=("gofmt",)),
-            "lint": _spec("lint", "go vet ./..."),
-            "typecheck": _spec("typecheck", "go build ./..."),
-            # -v prints a line per test, so passes are counted too.
-            "test": _spec("test", "go test -v ./...", runner="go"),
-        },
-        lockfiles=("go.mod", "go.sum"),
-    )  # fmt: skip
-
-
-def rust_targets(repo: Path) -> tuple[str, str]:
-    """The cargo target flags that build on stable, and why some were left out."""
-    nightly = {
-        kind for kind in ("benches", "examples", "tests")
-        if any("#![feature" in p.read_text(errors="replace") for p in (repo / kind).rglob("*.rs"))
-    }  # fmt: skip
-    if not nightly:
-        return "--all-targets", ""
-    flags = ["--lib", "--bins"] + [f"--{k}" for k in ("tests", "examples") if k not in nightly]
-    return " ".join(flags), f"{', '.join(sorted(nightly))} need nightly features: left out"
-
-
-def _rust(repo: Path) -> Profile:
-    targets, why = rust_targets(repo)
-    edition = str(toml(repo / "Cargo.toml").get("package", {}).get("edition", "2015"))
-    rustfmt = f"rustfmt --edition {edition}"
-    return Profile(
-        name="rust",
-        defaults={
-            "format": _spec("format", "cargo fmt --check", scoped=f"{rustfmt} --check {FILES}",
-                            fix=f"{rustfmt} {FILES}", suffixes=(".rs",), tools=("cargo",)),
-            # Without -D warnings every target is linted; the baseline decides what is new.
-            "lint": _spec("lint", f"cargo clippy {targets} --message-format=json", strict=True,
-                          tools=("cargo-clippy",), note=why),
-            "typecheck": _spec("typecheck", f"cargo check {targets} --message-format=short",
-                               note=why),
-            # Every test binary runs even if one fails, so all failures are known (baseline).
-            "test": _spec("test", "cargo test --no-fail-fast", runner="cargo"),
-        },
-        lockfiles=("Cargo.toml", "Cargo.lock"),
-    )  # fmt: skip
-
-
-def _ruby(repo: Path) -> Profile:
-    run = "bundle exec " if (repo / "Gemfile").is_file() else ""
-    return Profile(
-        name="ruby",
-        defaults={
-            "format": _spec("format", f"{run}rubocop", fix=None),
-            "test": _spec("test", f"{run}rspec", runner="rspec"),
-        },
-        notes={"lint": "rubocop runs in the format stage", "typecheck": "Ruby has no typecheck"},
-        lockfiles=("Gemfile", "Gemfile.lock", "*.gemspec"),
-    )

@@ -19,14 +19,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.validation.devdeps import OTHER_PURPOSE, dev_requirements
 from bot.validation.envs import pre_commit_pins
 from bot.validation.profiles import declares, setup_cfg
 
 EXTRA_NAMES = ("test", "tests", "testing", "dev", "develop", "development")
 GROUP_NAMES = (*EXTRA_NAMES, "lint", "typing", "type", "types", "mypy")
 PYTHON_TOOLS = frozenset(
-    {"ruff", "black", "mypy", "pytest", "pre-commit", "flake8", "pylint", "pyright", "isort"}
-)
+    {"ruff", "black", "mypy", "pytest", "pre-commit", "flake8", "pylint", "pyright", "isort",
+     "coverage", "pyflakes", "pycodestyle", "codespell", "bandit"}
+)  # fmt: skip
 _REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
@@ -49,11 +51,13 @@ class PythonSetup:
 
     steps: list[Step] = field(default_factory=list)
     unpinned: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+    """Where the installed dev/test dependencies were declared, for the setup row."""
 
 
 def _requirement_files(repo: Path) -> list[str]:
     """Requirement files a test run needs: root *requirements*.txt and requirements/test*.txt."""
-    root = [p.name for p in repo.glob("*requirements*.txt") if "doc" not in p.name]
+    root = [p.name for p in repo.glob("*requirements*.txt") if not OTHER_PURPOSE.search(p.name)]
     sub = [f"requirements/{p.name}" for p in (repo / "requirements").glob("test*.txt")]
     return sorted(root) + sorted(sub)
 
@@ -141,11 +145,11 @@ def tool_requirement(repo: Path, pyproject: dict[str, Any], tool: str) -> str | 
     return pre_commit_pins(repo).get(tool)
 
 
-def poetry_constraints(repo: Path) -> str:
-    """`name==version` for every package poetry.lock pins ("" without one)."""
+def poetry_constraints(repo: Path, name: str = "poetry.lock") -> str:
+    """`name==version` for every package poetry.lock (or pdm.lock) pins ("" without one)."""
     from bot.validation.profiles import toml
 
-    lock = toml(repo / "poetry.lock")
+    lock = toml(repo / name)
     lines = [f"{p['name']}=={p['version']}" for p in lock.get("package", []) if "name" in p]
     return "\n".join(lines) + ("\n" if lines else "")
 
@@ -175,17 +179,29 @@ def python_setup(
     has_build = bool(pyproject.get("project") or pyproject.get("build-system")) or any(
         (repo / f).is_file() for f in ("setup.py", "setup.cfg")
     )
-    names = extras(repo, pyproject)
+    asked = list(extra_requirements)
+    # `.[x]` (a tox env's extras) is the project with that extra, not a requirement.
+    local = [m.group(1) for r in asked if (m := re.fullmatch(r"\.\[([\w,.-]+)\]", r))]
+    extra_requirements = [r for r in asked if not re.fullmatch(r"\.\[([\w,.-]+)\]", r)]
+    dev, dev_extras, where = dev_requirements(repo, pyproject)
+    declared = set(pyproject.get("project", {}).get("optional-dependencies", {}))
+    wanted_extras = [*dev_extras, *(e for x in local for e in x.split(","))]
+    names = list(
+        dict.fromkeys([*extras(repo, pyproject), *(e for e in wanted_extras if e in declared)])
+    )
     reqs = [a for f in _requirement_files(repo) for a in ("-r", f)]
     group_reqs = groups(
         pyproject, [n for n in GROUP_NAMES if n in pyproject.get("dependency-groups", {})]
     )
+    uv_lock = bool(uv and (repo / "uv.lock").is_file() and pyproject.get("project"))
+    if not uv_lock:
+        group_reqs += [r for r in dev if r not in group_reqs]
     cons = ["-c", str(constraints)] if constraints else []
     flat = (
         "the project itself could not be installed (flat layout, application or scripts);"
         " installed its declared dependencies and run the stages from the repository root"
     )
-    if uv and (repo / "uv.lock").is_file() and pyproject.get("project"):
+    if uv and uv_lock:
         sync = (
             f"UV_PROJECT_ENVIRONMENT={q(str(venv))} {q(uv)} sync --frozen --inexact -q"
             + "".join(f" --extra {q(n)}" for n in names)
@@ -196,7 +212,7 @@ def python_setup(
         project_step: Step | None = Step(
             sync, fallback=f"{sync} --no-install-project", warning=flat, flag="project"
         )
-        rest = list(reqs)
+        rest = [*reqs, *_quoted(dev)]
     elif has_build:
         project = q(f".[{','.join(names)}]") if names else "."
         deps = _quoted([*_project_deps(repo, pyproject), *group_reqs])
@@ -239,7 +255,14 @@ def python_setup(
                 warning="pre-commit's hook environments could not be installed",
             )
         )
-    return PythonSetup(steps=steps, unpinned=unpinned)
+    sources = [f"extras {', '.join(names)}"] if names else []
+    sources += [f for f in _requirement_files(repo)]
+    group_names = [n for n in GROUP_NAMES if n in pyproject.get("dependency-groups", {})]
+    sources += [f"dependency groups {', '.join(group_names)}"] if group_names else []
+    sources += ["uv.lock (frozen)"] if uv_lock else []
+    locks = [n for n in ("poetry.lock", "pdm.lock") if (repo / n).is_file()]
+    sources += [f"{locks[0]} (as constraints)"] if constraints and locks else []
+    return PythonSetup(steps=steps, unpinned=unpinned, sources=[*sources, *where])
 
 
 def _quoted(items: Iterable[str]) -> list[str]:

@@ -3,7 +3,8 @@
 The repository is set up exactly as validation sets it up (the same per-workspace
 virtualenv or node_modules, the same cached setup marker), so the tests run against the
 repository's own dependencies. Python runs also need coverage.py in that interpreter;
-when it is missing it is installed there (setup is the one step allowed the network).
+when it is missing it is installed there with the installer that made the venv (uv's
+venvs have no pip), in setup's sandbox (the one step allowed the network).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from bot.sandbox import Sandbox
 from bot.validation import prepare as prepare_validation
 from bot.validation.discovery import choose
 from bot.validation.environment import StageEnv
+from bot.validation.installer import install_into
 from bot.validation.runner import run_command
 
 
@@ -64,9 +66,11 @@ def ensure_coverage_py(senv: StageEnv, python: str, *, timeout: float, clock: Cl
         return ""
     if senv.venv is None:
         return f"coverage.py is not installed for `{python}`; add it to the test dependencies"
+    command = install_into(senv, python, ["coverage"])
+    if command is None:
+        return "coverage.py could not be installed: the venv's installer (uv) is not found"
     install = run_command(
-        f"{py} -m pip install -q --disable-pip-version-check coverage",
-        senv.repo, env=senv.env, timeout=timeout, clock=clock,
+        command, senv.repo, env=senv.env, timeout=timeout, clock=clock,
         sandbox=senv.sandbox, writable=senv.writable, setup=True,  # setup's network, if any
     )  # fmt: skip
     return "" if install.success else "coverage.py could not be installed in the repository's venv"

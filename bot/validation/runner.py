@@ -32,6 +32,7 @@ _NOT_FOUND = (
     re.compile(r"no such command: `?([\w-]+)`?"),  # cargo clippy / cargo fmt not installed
     re.compile(r"'(cargo-[\w-]+|rustfmt|clippy-driver)' is not installed"),
     re.compile(r"bundler: command not found: ([\w.+-]+)"),
+    re.compile(r"python[\d.]*: No module named ([\w.]+)$", re.MULTILINE),  # `python -m pytest`
 )
 
 

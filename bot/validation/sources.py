@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -95,6 +96,8 @@ def makefile(repo: Path, name: str = "Makefile", runner: str = "make") -> dict[s
             command=f"{runner} {target}",
             source=name if name == "Makefile" else "justfile",
             tools=(runner, *tools),
+            calls=tuple(lines),
+            pre_commit="pre-commit" in words,
         )
     return found
 
@@ -132,7 +135,19 @@ def package_json(repo: Path) -> dict[str, StageSpec]:
         )
         found[stage] = StageSpec(stage=stage, command=command, source="package.json",
                                  tools=("npm",))  # fmt: skip
+    if "typecheck" not in found:
+        # The repository's own type checker under another name (`check`: svelte-check).
+        for name, body in package_scripts(repo).items():
+            if _TYPE_CHECKER.match(body.strip()) and not name.startswith(("build", "watch", "dev")):
+                command = f"npm run {name} --ignore-scripts"
+                found["typecheck"] = StageSpec("typecheck", command, "package.json", tools=("npm",))
+                break
     return found
+
+
+_TYPE_CHECKER = re.compile(
+    r"(?:npx )?(?:(?:vue-tsc|tsc)\b.*--noEmit|svelte-check|flow check|flow$|glint\b|tsd\b)"
+)
 
 
 # --- CI workflows --------------------------------------------------------------------------------
@@ -148,27 +163,68 @@ _CI_TOOLS: dict[str, re.Pattern[str]] = {
 
 
 def ci_workflows(repo: Path) -> dict[str, StageSpec]:
-    """Plain one-line `run:` steps of .github/workflows/*.yml that call a known tool."""
+    """Plain one-line `run:` steps of the workflows testing this repo that call a known tool."""
     found: dict[str, StageSpec] = {}
+    for name, job in _own_jobs(repo):
+        for step in job.get("steps") or []:
+            run = step.get("run") if isinstance(step, dict) else None
+            if not isinstance(run, str) or "\n" in run.strip() or "${{" in run:
+                continue
+            line = _RUN_PREFIX.sub("", run.strip())
+            for stage, pattern in _CI_TOOLS.items():
+                if stage not in found and pattern.match(line):
+                    found[stage] = StageSpec(
+                        stage=stage, command=line, source=f"CI workflow ({name})"
+                    )
+    return found
+
+
+def ci_run_lines(repo: Path) -> list[str]:
+    """Every line of every `run:` step of the workflows testing this repo (continuations joined)."""
+    lines: list[str] = []
+    for _, job in _own_jobs(repo):
+        for step in job.get("steps") or []:
+            run = step.get("run") if isinstance(step, dict) else None
+            if isinstance(run, str):
+                lines += [ln.strip() for ln in run.replace("\\\n", " ").splitlines() if ln.strip()]
+    return lines
+
+
+def _own_jobs(repo: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(file name, job) of the workflows that test this repository on push or pull_request.
+
+    A workflow run only by hand or on a schedule, and a job that checks out another
+    repository (a downstream project's tests), do not say how this repository is tested.
+    """
     folder = repo / ".github" / "workflows"
     # Never through a link: the agent's or the repository's code ran before the gate.
     real = treefs.kind(repo, ".github/workflows") == "dir"
     files = sorted([*folder.glob("*.yml"), *folder.glob("*.yaml")]) if real else []
+    jobs: list[tuple[str, dict[str, Any]]] = []
     for path in files:
         try:
             doc = yaml.safe_load(treefs.read_text(repo, f".github/workflows/{path.name}"))
         except (OSError, yaml.YAMLError):
             continue
-        jobs = doc.get("jobs") if isinstance(doc, dict) else None
-        for job in (jobs or {}).values():
-            for step in (job or {}).get("steps") or [] if isinstance(job, dict) else []:
-                run = step.get("run") if isinstance(step, dict) else None
-                if not isinstance(run, str) or "\n" in run.strip() or "${{" in run:
-                    continue
-                line = _RUN_PREFIX.sub("", run.strip())
-                for stage, pattern in _CI_TOOLS.items():
-                    if stage not in found and pattern.match(line):
-                        found[stage] = StageSpec(
-                            stage=stage, command=line, source=f"CI workflow ({path.name})"
-                        )
-    return found
+        if not isinstance(doc, dict):
+            continue
+        on = doc.get("on", doc.get(True))  # YAML 1.1 reads a bare `on` as true
+        events = [on] if isinstance(on, str) else list(on) if isinstance(on, list | dict) else []
+        if not {"push", "pull_request"} & {str(e) for e in events}:
+            continue
+        for job in (doc.get("jobs") or {}).values():
+            if isinstance(job, dict) and not _checks_out_another(job):
+                jobs.append((path.name, job))
+    return jobs
+
+
+def _checks_out_another(job: dict[str, Any]) -> bool:
+    """True when a step checks out another repository (`actions/checkout` with `repository:`)."""
+    for step in job.get("steps") or []:
+        if not isinstance(step, dict) or "actions/checkout" not in str(step.get("uses", "")):
+            continue
+        with_ = step.get("with")
+        other = isinstance(with_, dict) and str(with_.get("repository") or "")
+        if other and "github.repository" not in other:
+            return True
+    return False

@@ -45,6 +45,9 @@ class StageSpec:
     """Requirements the setup stage installs for it (a tox env's or nox session's deps)."""
     tools: tuple[str, ...] = ()
     """Programs that must be on PATH for it to run; empty: the command's first word."""
+    calls: tuple[str, ...] = ()
+    """The command lines it runs inside (a Makefile recipe, a tox env's commands): setup
+    installs what they call."""
     strict: bool = False
     """New warnings block too, not just new errors (clippy without -D warnings)."""
     pre_commit: bool = False

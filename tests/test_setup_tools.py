@@ -1,0 +1,382 @@
+"""Setup installs what the stage commands call and every dev/test dependency the repo declares."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bot.clock import SystemClock
+from bot.config import ValidationConfig
+from bot.validation import detect_profile
+from bot.validation.commands import called_tools
+from bot.validation.discovery import candidates
+from bot.validation.environment import build_stage_env
+from bot.validation.install import SetupPlan, plan_setup
+from bot.validation.repo_env import ensure_coverage_py
+from tests.test_validation import _closure, _repack, gate, offline_env, validate
+
+PROJECT = '[project]\nname = "x"\nversion = "1"\n'
+PIP = {"PATH": "/usr/bin:/bin", "AGENTBOT_INSTALLER": "pip"}
+
+
+def make(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def plan(repo: Path, tmp_path: Path, config: ValidationConfig | None = None) -> SetupPlan:
+    profile = detect_profile(repo)
+    senv = build_stage_env(repo, profile, tmp_path / "data", PIP, use_venv=True)
+    specs = candidates(repo, config or ValidationConfig(), profile)
+    top = [s for c in specs.values() for s in dict.fromkeys([*c[:1], *c[-1:]])]
+    pre = any(s.pre_commit for s in top)
+    return plan_setup(senv, "default", top, pre_commit=pre, installer="pip")
+
+
+def installed(p: SetupPlan) -> list[str]:
+    """Every word of every install step."""
+    return [w for s in p.steps for w in shlex.split(s.command)]
+
+
+def test_called_tools_unwrap_interpreters_runners_and_coverage() -> None:
+    assert called_tools("python -m pytest -q") == ["python", "pytest"]
+    assert called_tools("python3.11 -X dev -m mypy src") == ["python3.11", "mypy"]
+    assert called_tools("uv run --frozen pytest -x && poetry run ruff check .") == [
+        "pytest",
+        "ruff",
+    ]
+    assert called_tools("coverage run -m py.test && coverage report") == ["coverage", "pytest"]
+    assert called_tools("CI=1 env FOO=2 npx --yes eslint@9 .") == ["eslint"]
+    assert called_tools("@python -c 'print(1)' | tee out") == ["python", "tee"]
+
+
+def test_a_configured_python_m_pytest_gets_pytest_unpinned_and_said(tmp_path: Path) -> None:
+    repo = make(tmp_path / "r", {"pyproject.toml": PROJECT})
+    cfg = ValidationConfig(test="python -m pytest -q")
+    p = plan(repo, tmp_path, cfg)
+    assert "pytest" in installed(p)
+    assert "not pinned by the repo, latest used: ruff, pytest" in p.notes
+
+
+def test_makefile_recipes_and_coverage_runs_get_their_tools(tmp_path: Path) -> None:
+    repo = make(
+        tmp_path / "r",
+        {
+            "pyproject.toml": PROJECT,
+            "Makefile": "test:\n\tcoverage run -m pytest\n\tcoverage report\n",
+            "requirements-dev.txt": "pytest==8.3.0\n",
+        },
+    )
+    p = plan(repo, tmp_path)
+    words = installed(p)
+    assert "coverage" in words  # called by the recipe, not declared: latest, and said
+    assert "pytest" not in words  # declared in requirements-dev.txt, installed from it
+    assert "not pinned by the repo, latest used: ruff, coverage" in p.notes
+
+
+def test_tox_env_for_the_present_interpreter_with_envpython_and_extras(tmp_path: Path) -> None:
+    import sys
+
+    here = f"py3{sys.version_info[1]}"
+    repo = make(
+        tmp_path / "r",
+        {
+            "pyproject.toml": PROJECT + '[project.optional-dependencies]\nspecial = ["attrs"]\n',
+            "tox.ini": "[tox]\nenvlist = py38,"
+            + here
+            + "\n[testenv:py38]\ncommands = {envpython} -m pytest old\n"
+            + f"[testenv:{here}]\nextras = special\ndeps = pytest-mock\n"
+            + "commands = {envpython} -m pytest -q {posargs}\n",
+        },
+    )
+    specs = candidates(repo, ValidationConfig(), detect_profile(repo))
+    test = specs["test"][0]
+    assert test.source == f"tox ({here})"
+    assert test.command == "python -m pytest -q"
+    assert test.tools == ("python",)  # was `{envpython}`: never on PATH, passed over
+    words = installed(plan(repo, tmp_path))
+    assert "pytest-mock" in words and "pytest" in words
+    assert ".[special]" in words  # the env's extras, with the project
+
+
+def test_dev_dependencies_from_every_place_the_repo_declares_them(tmp_path: Path) -> None:
+    repo = make(
+        tmp_path / "r",
+        {
+            "pyproject.toml": '[tool.poetry]\nname = "x"\n'
+            + '[tool.poetry.dependencies]\npython = "^3.8"\nrequests = "*"\n'
+            + '[tool.poetry.dev-dependencies]\npytest = "^7"\nPyYAML = "*"\n'
+            + '[tool.poetry.group.extra.dependencies]\npytest-mock = "^3"\n'
+            + '[tool.poetry.group.docs.dependencies]\nsphinx = "*"\n'
+            + '[tool.pdm.dev-dependencies]\nlint = ["flake8-bugbear"]\n'
+            + '[tool.hatch.envs.default]\ndependencies = ["hypothesis"]\n'
+            + '[build-system]\nrequires = ["poetry-core"]\n',
+            "noxfile.py": "import nox\n\n@nox.session\ndef tests(session):\n"
+            + '    session.install("-r", "tests/requirements.txt")\n'
+            + '    session.run("pytest")\n',
+            "tests/requirements.txt": "freezegun\n",
+            ".github/workflows/ci.yml": "on: [push, pull_request]\njobs:\n  t:\n    steps:\n"
+            + "      - run: python -m pip install --upgrade pip respx -r tests/requirements.txt\n"
+            + "      - run: pytest\n",
+            ".github/workflows/downstream.yml": "on: push\njobs:\n  d:\n    steps:\n"
+            + "      - uses: actions/checkout@v4\n        with:\n          repository: o/app\n"
+            + "      - run: pip install django\n",
+        },
+    )
+    p = plan(repo, tmp_path)
+    words = installed(p)
+    assert (
+        "dev/test dependencies from: poetry dev groups; PDM dev group lint; hatch env default;"
+        " nox (tests) deps; CI workflow pip install lines"
+    ) in p.notes
+    for dep in ("pytest", "PyYAML", "pytest-mock", "flake8-bugbear", "hypothesis",
+                "respx"):  # fmt: skip
+        assert dep in words or f"'{dep}'" in words or any(dep in w for w in words), dep
+    assert "tests/requirements.txt" in words
+    assert "sphinx" not in words and "django" not in words  # docs group; another project's CI
+
+
+def test_a_downstream_projects_workflow_gives_no_stage_command(tmp_path: Path) -> None:
+    repo = make(
+        tmp_path / "r",
+        {
+            "pyproject.toml": PROJECT,
+            ".github/workflows/downstream.yml": "on: pull_request\njobs:\n  d:\n    steps:\n"
+            + "      - uses: actions/checkout@v4\n        with:\n          repository: o/app\n"
+            + "      - run: pytest tests/integration\n",
+            ".github/workflows/nightly.yml": "on:\n  schedule:\n    - cron: '0 0 * * *'\n"
+            + "jobs:\n  n:\n    steps:\n      - run: pytest --slow\n",
+        },
+    )
+    specs = candidates(repo, ValidationConfig(), detect_profile(repo))
+    assert [s.source for s in specs["test"]] == ["default"]
+
+
+# --- real installs (uv, an offline wheelhouse) ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    dest = tmp_path_factory.mktemp("wheels")
+    for dist in _closure(("pytest", "coverage", "setuptools", "pre-commit", "ruff")):
+        _repack(dist, dest)
+    return offline_env(dest)
+
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"}  # fmt: skip
+
+
+def git_repo(root: Path, files: dict[str, str]) -> Path:
+    make(root, files)
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "init"]):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, env=GIT_ENV)
+    return root
+
+
+SMALL = {
+    "pyproject.toml": PROJECT + "[tool.setuptools]\npy-modules = ['calc']\n",
+    "calc.py": "def add(a, b):\n    return a + b\n",
+    "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+}
+
+
+@pytest.mark.slow
+def test_python_m_pytest_from_config_runs_the_tests_without_a_declared_pytest(
+    tmp_path: Path, wheels: dict[str, str]
+) -> None:
+    repo = git_repo(tmp_path / "small", SMALL)
+    cfg = ValidationConfig(format=None, lint=None, typecheck=None, test="python -m pytest -q")
+    report = validate(repo, tmp_path / "data", wheels, config=cfg)
+    test = gate(report, "test")
+    assert test.status == "passed", report
+    assert report.tests is not None and report.tests.test_count == 1
+    assert "pytest" in gate(report, "setup").warning  # "not pinned by the repo, latest used"
+
+
+@pytest.mark.slow
+def test_a_runner_setup_cannot_provide_leaves_the_stage_unverified(
+    tmp_path: Path, wheels: dict[str, str]
+) -> None:
+    repo = git_repo(tmp_path / "small", SMALL)
+    cfg = ValidationConfig(setup="true", format=None, lint=None, typecheck=None,
+                           test="python -m pytest -q")  # fmt: skip
+    report = validate(repo, tmp_path / "data", wheels, config=cfg)
+    test = gate(report, "test")
+    assert test.status == "skipped" and test.missing_tool == "pytest"
+    assert test.warning.startswith("unverified: `pytest` is not installed; declare it in")
+    assert not report.passed
+
+
+@pytest.mark.slow
+def test_coverage_goes_into_a_uv_venv_with_uv(tmp_path: Path, wheels: dict[str, str]) -> None:
+    repo = git_repo(tmp_path / "small", SMALL)
+    cfg = ValidationConfig(format=None, lint=None, typecheck=None)
+    report = validate(repo, tmp_path / "data", wheels, config=cfg)
+    assert gate(report, "setup").status == "passed", report
+    senv = build_stage_env(repo, detect_profile(repo), tmp_path / "data", wheels, use_venv=True)
+    assert senv.venv is not None and not (senv.venv / "bin" / "pip").exists()  # uv made it
+    python = str(senv.venv / "bin" / "python")
+    why = ensure_coverage_py(senv, python, timeout=120, clock=SystemClock())
+    assert why == ""
+    subprocess.run([python, "-c", "import coverage"], check=True)
+
+
+def test_pnpm_and_yarn_at_their_declared_versions_on_the_stages_path(tmp_path: Path) -> None:
+    pkg = {"name": "x", "packageManager": "pnpm@9.12.0+sha512.abc", "scripts": {"test": "pnpm t"}}
+    repo = make(tmp_path / "p", {"package.json": json.dumps(pkg), "pnpm-lock.yaml": ""})
+    p = plan(repo, tmp_path)
+    senv = build_stage_env(repo, detect_profile(repo), tmp_path / "data", PIP, use_venv=True)
+    folder = senv.packages / "pm" / "pnpm@9.12.0"
+    assert shlex.split(p.steps[0].command)[-3:] == ["--prefix", str(folder), "pnpm@9.12.0"]
+    assert p.steps[1].command == "pnpm install --frozen-lockfile"
+    path = senv.env["PATH"].split(":")
+    assert path[:2] == [str(repo / "node_modules/.bin"), str(folder / "bin")]
+    yarn = make(tmp_path / "y", {"package.json": json.dumps({"packageManager": "yarn@4.5.0"}),
+                                 "yarn.lock": ""})  # fmt: skip
+    steps = plan(yarn, tmp_path).steps
+    assert steps[0].command.endswith(" @yarnpkg/cli-dist@4.5.0")
+    assert steps[1].command == "yarn install --immutable"
+    classic = make(tmp_path / "c", {"package.json": "{}", "yarn.lock": ""})
+    assert plan(classic, tmp_path).steps[0].command.endswith(" yarn@1")
+
+
+def test_package_caches_are_per_repository_outside_home(tmp_path: Path) -> None:
+    one = git_repo(tmp_path / "one", SMALL)
+    two = git_repo(tmp_path / "two", SMALL)
+    for ws in (one, two):
+        url = "https://x-access-token:t@github.com/Octo/Small.git"
+        subprocess.run(["git", "-C", str(ws), "remote", "add", "origin", url], check=True)
+    other = git_repo(tmp_path / "other", SMALL)
+    envs = [
+        build_stage_env(ws, detect_profile(ws), tmp_path / "data", PIP, use_venv=True)
+        for ws in (one, two, other)
+    ]
+    assert envs[0].packages == envs[1].packages != envs[2].packages
+    assert envs[0].env["UV_CACHE_DIR"] == str(envs[0].packages / "uv")
+    assert envs[0].env["npm_config_cache"] == str(envs[0].packages / "npm")
+    assert envs[0].packages in envs[0].writable
+    assert envs[0].venv != envs[1].venv  # a venv per workspace, the downloads shared
+
+
+@pytest.mark.slow
+def test_a_test_submodule_is_initialised_at_its_recorded_commit(
+    tmp_path: Path, wheels: dict[str, str]
+) -> None:
+    data = git_repo(tmp_path / "fixtures", {"numbers.txt": "1 2 3\n"})
+    recorded = subprocess.run(["git", "-C", str(data), "rev-parse", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()  # fmt: skip
+    make(data, {"numbers.txt": "4 5 6\n"})  # a later commit the checkout does not record
+    subprocess.run(["git", "-C", str(data), "commit", "-qam", "later"], check=True, env=GIT_ENV)
+    home = make(tmp_path / "home", {".gitconfig": '[protocol "file"]\n\tallow = always\n'})
+    env = {**wheels, "HOME": str(home)}
+    test = "from pathlib import Path\n\n\ndef test_data():\n"
+    test += "    assert Path('tests/data/numbers.txt').read_text() == '1 2 3\\n'\n"
+    repo = git_repo(tmp_path / "app", {**SMALL, "tests/test_data.py": test})
+    subprocess.run(["git", "-C", str(data), "checkout", "-q", recorded], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "protocol.file.allow=always", "submodule",
+                    "add", "-q", str(data), "tests/data"], check=True, env=GIT_ENV)  # fmt: skip
+    subprocess.run(["git", "-C", str(repo), "commit", "-qm", "data"], check=True, env=GIT_ENV)
+    fresh = tmp_path / "fresh"  # a clone, as a job's workspace is: the submodule left empty
+    subprocess.run(["git", "clone", "-q", str(repo), str(fresh)], check=True)
+    assert not (fresh / "tests/data/numbers.txt").exists()
+    cfg = ValidationConfig(format=None, lint=None, typecheck=None)
+    report = validate(fresh, tmp_path / "data", env, config=cfg)
+    setup = gate(report, "setup")
+    assert "git submodule update --init --recursive" in setup.command
+    assert gate(report, "test").status == "passed", report
+    assert report.tests is not None and report.tests.test_count == 2
+
+
+def test_the_action_keeps_the_package_caches_keyed_by_lockfiles(tmp_path: Path) -> None:
+    import yaml
+
+    steps = yaml.safe_load(Path("action.yml").read_text())["runs"]["steps"]
+    cache = next(s for s in steps if str(s.get("uses", "")).startswith("actions/cache@"))
+    run = next(s for s in steps if s.get("id") == "run")
+    assert steps.index(cache) < steps.index(run)
+    data_dir = run["env"]["AGENTBOT_DATA_DIR"]
+    repo = make(tmp_path / "r", {"pyproject.toml": PROJECT})
+    senv = build_stage_env(repo, detect_profile(repo), tmp_path / "d", PIP, use_venv=True)
+    assert cache["with"]["path"] == f"{data_dir}/{senv.packages.parent.name}"
+    for lockfile in ("uv.lock", "poetry.lock", "pnpm-lock.yaml", "yarn.lock", "package-lock.json"):
+        assert f"'**/{lockfile}'" in cache["with"]["key"], lockfile
+
+
+@pytest.mark.slow
+def test_hooks_that_could_not_be_built_are_named_without_a_local_log_path(
+    tmp_path: Path, wheels: dict[str, str]
+) -> None:
+    hooks = "repos:\n  - repo: " + str(tmp_path / "gone") + "\n    rev: v1.0.0\n    hooks:\n"
+    hooks += "      - id: ruff-check\n      - id: ruff-format\n"
+    repo = git_repo(tmp_path / "app", {**SMALL, ".pre-commit-config.yaml": hooks})
+    cfg = ValidationConfig(format=None, typecheck=None, test=None)
+    report = validate(repo, tmp_path / "data", wheels, config=cfg)
+    setup, lint = gate(report, "setup"), gate(report, "lint")
+    assert "pre-commit's hook environments could not be installed" in setup.warning
+    assert "Check the log at" not in setup.warning and str(tmp_path / "data") not in setup.warning
+    assert "hooks that did not run: ruff-check, ruff-format" in lint.warning
+    assert lint.source == "default" and lint.status == "passed"  # ruff ran in their place
+
+
+def test_the_type_check_is_the_repositorys_own_script_under_any_name(tmp_path: Path) -> None:
+    scripts = {"build": "tsc -p .", "check": "svelte-check --tsconfig ./tsconfig.json"}
+    repo = make(tmp_path / "r", {"package.json": json.dumps({"scripts": scripts}),
+                                 "tsconfig.json": "{}"})  # fmt: skip
+    specs = candidates(repo, ValidationConfig(), detect_profile(repo))
+    assert specs["typecheck"][0].command == "npm run check --ignore-scripts"
+    assert specs["typecheck"][-1].command == "tsc --noEmit"  # only the last resort
+
+
+def test_a_gem_tested_with_minitest_through_rake_gets_rake_test(tmp_path: Path) -> None:
+    rakefile = 'require "rake/testtask"\nRake::TestTask.new(:test) { |t| t.libs << "test" }\n'
+    gem = make(tmp_path / "g", {"Gemfile": "source 'https://rubygems.org'\n",
+                                "Rakefile": rakefile, "test/test_x.rb": ""})  # fmt: skip
+    assert detect_profile(gem).defaults["test"].command == "bundle exec rake test"
+    specs = make(tmp_path / "s", {"Gemfile": "", "Rakefile": rakefile, "spec/x_spec.rb": ""})
+    assert detect_profile(specs).defaults["test"].command == "bundle exec rspec"
+
+
+def test_tox4_env_list_and_pre_commit_inside_an_env(tmp_path: Path) -> None:
+    repo = make(
+        tmp_path / "r",
+        {
+            "pyproject.toml": PROJECT + '[project.optional-dependencies]\ntests = ["freezegun"]\n',
+            "tox.ini": "[tox]\nenv_list =\n    lint\n    py{313, 312, 311, 310}\n"
+            "[testenv]\nextras =\n    tests\ncommands =\n    {envpython} -m pytest \\\n"
+            "      --cov x \\\n      {posargs}\n"
+            "[testenv:lint]\ndeps = pre-commit\ncommands = pre-commit run --all-files\n",
+            "oldest-requirements.txt": "requests==2.0\n",
+            "rtfd-requirements.txt": "sphinx\n",
+        },
+    )
+    specs = candidates(repo, ValidationConfig(), detect_profile(repo))
+    assert specs["test"][0].source.startswith("tox (py3")
+    assert specs["test"][0].command == "python -m pytest --cov x"
+    assert specs["lint"][0].source == "tox (lint)" and specs["lint"][0].pre_commit
+    p = plan(repo, tmp_path)
+    words = installed(p)
+    assert "pre-commit" in words and ".[tests]" in words
+    assert "oldest-requirements.txt" not in words and "rtfd-requirements.txt" not in words
+    assert "install-hooks" in p.steps[-1].command
+
+
+def test_pdm_lock_pins_the_dev_groups_as_constraints(tmp_path: Path) -> None:
+    repo = make(
+        tmp_path / "r",
+        {
+            "pyproject.toml": PROJECT + '[tool.pdm.dev-dependencies]\ntest = ["pytest>=7"]\n',
+            "pdm.lock": '[[package]]\nname = "pytest"\nversion = "8.1.1"\n',
+        },
+    )
+    p = plan(repo, tmp_path)
+    words = installed(p)
+    constraints = Path(words[words.index("-c") + 1])
+    assert constraints.read_text() == "pytest==8.1.1\n"
+    assert "dev/test dependencies from: pdm.lock (as constraints); PDM dev group test" in p.notes
