@@ -174,7 +174,7 @@ class Labels(_Section):
     """Set on a pull request whose agent raised a security concern (seed 004 gate)."""
 
 
-_LOGIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}(\[bot\])?")
+LOGIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}(\[bot\])?")
 """A GitHub login (an App's account ends in `[bot]`)."""
 
 COMMAND_SIGILS = ("/", "@")
@@ -318,7 +318,7 @@ class RepoConfig(_Section):
     @field_validator("assignee")
     @classmethod
     def _login(cls, value: str) -> str:
-        if value.strip() and not _LOGIN.fullmatch(value.strip()):
+        if value.strip() and not LOGIN.fullmatch(value.strip()):
             raise ValueError(f"a GitHub login (letters, digits, -), got {value!r}")
         return value.strip()
 
