@@ -37,7 +37,7 @@ def assignment(
 ) -> dict[str, Any]:
     """A real issues.assigned/unassigned delivery on REPO's issue #number."""
     items = json.loads((DATA / "issues.json").read_text())
-    p = copy.deepcopy(next(i["payload"] for i in items if i["action"] == action))
+    p: dict[str, Any] = copy.deepcopy(next(i["payload"] for i in items if i["action"] == action))
     p["repository"] = {**p["repository"], "full_name": REPO, "default_branch": "main"}
     p["issue"] = {**p["issue"], "number": number, "state": "open", "locked": False}
     p["assignee"] = {**p["assignee"], "login": login, "type": "User"}
