@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -179,11 +180,16 @@ class Labels(_Section):
 
     fix: str = "agent-fix"
     tdd: str = "agent-tdd"
+    plan: str = "agent-plan"
+    """Plan first (issue #28): the Planner proposes, a `/approve` runs the fix."""
     failed: str = "agent-failed"
     needs_info: str = "agent-needs-info"
     security_review: str = "agent-security-review"
     """Set on a pull request whose agent raised a security concern (seed 004 gate)."""
 
+
+LOGIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}(\[bot\])?")
+"""A GitHub login (an App's account ends in `[bot]`)."""
 
 COMMAND_SIGILS = ("/", "@")
 """How every comment command starts, so a comment without one is dismissed unread."""
@@ -199,8 +205,10 @@ class Commands(_Section):
     fix: str = "/fix"
     implement: str = "/implement"
     cover: str = "/cover"
+    plan: str = "/plan"
+    approve: str = "/approve"
 
-    @field_validator("fix", "implement", "cover")
+    @field_validator("fix", "implement", "cover", "plan", "approve")
     @classmethod
     def _sigil(cls, value: str) -> str:
         if value.strip() and not value.startswith(COMMAND_SIGILS):
@@ -273,6 +281,18 @@ class FollowUpConfig(_Section):
     """Fix commits per pull request for failed CI before agentbot stops and says so."""
 
 
+class PlanConfig(_Section):
+    """Plan first, then approve (docs/plan.md)."""
+
+    required: bool = False
+    """`agent-fix`, `/fix` and assignment post a plan first instead of fixing at once."""
+    on_deviation: Literal["draft", "fail"] = "draft"
+    """A change still beyond the approved plan's files after one send-back: a draft pull
+    request naming each file, or a failed job."""
+    budget_factor: float = Field(default=1.5, gt=0, allow_inf_nan=False)
+    """The approved job's budget is the plan's estimate times this, within `budget`."""
+
+
 class Execution(_Section):
     """Where jobs run and how many tasks run at once."""
 
@@ -309,6 +329,16 @@ class RepoConfig(_Section):
     prices: dict[str, dict[str, float]] = Field(default_factory=dict)
     """Per-model USD per million tokens: {model: {input, output, cache_write, cache_read}}."""
     commit_session_artifacts: bool = False
+    plan: PlanConfig = Field(default_factory=PlanConfig)
+    assignee: str = ""
+    """A login whose assignment to an issue starts a fix (the App's own account always does)."""
+
+    @field_validator("assignee")
+    @classmethod
+    def _login(cls, value: str) -> str:
+        if value.strip() and not LOGIN.fullmatch(value.strip()):
+            raise ValueError(f"a GitHub login (letters, digits, -), got {value!r}")
+        return value.strip()
 
     @classmethod
     def from_text(cls, text: str, *, source: str = REPO_CONFIG_PATH) -> RepoConfig:

@@ -10,10 +10,12 @@ permission:
 - a follow-up runs on agentbot's own branches, and on a fork's pull request when a person
   asked (never for its CI); a fork's branch named like ours (`agentbot/…`) is not ours.
 
-Refusals are quiet by design, with one exception: a permission refusal posts one short
+Refusals are quiet by design, with two exceptions: a permission refusal posts one short
 comment when the actor is a collaborator (triage or better), who would otherwise wonder
-why nothing happened. Everyone else gets no reply, so an outsider cannot make the bot
-write. Closed and locked issues get no comment. Every refusal is recorded on the job.
+why nothing happened; and a `/approve` by anyone who can read the repository gets one
+polite reply (an approval that silently does nothing looks like a broken bot; it is one
+comment per `/approve`). Everyone else gets no reply, so an outsider cannot make the
+bot write. Closed and locked issues get no comment. Every refusal is recorded on the job.
 """
 
 from __future__ import annotations
@@ -68,7 +70,13 @@ def is_allowed_bot(actor: str, config: RepoConfig) -> bool:
 
 
 def check_permission(
-    github: GuardGitHub, repo: str, actor: str, config: RepoConfig, *, what: str
+    github: GuardGitHub,
+    repo: str,
+    actor: str,
+    config: RepoConfig,
+    *,
+    what: str,
+    tell_from: str = TELL_FROM,
 ) -> Refusal | None:
     """Refuse unless `actor` has at least `config.min_permission` on `repo`."""
     if not actor or is_allowed_bot(actor, config):
@@ -79,7 +87,7 @@ def check_permission(
         return None
     reason = f"{actor} has {role} permission on {repo}; {what} needs {needed}"
     comment = ""
-    if _rank(role) >= _rank(TELL_FROM):
+    if _rank(role) >= _rank(tell_from):
         comment = (
             f"@{actor} agentbot did not start {what}: it needs `{needed}` permission"
             f" on this repository, and you have `{role}`."
@@ -104,12 +112,28 @@ def open_refusal(issue: Issue) -> Refusal | None:
 
 def check_job(github: GuardGitHub, job: Job, config: RepoConfig) -> Refusal | None:
     """All API guards for a decided job, cheapest refusal first."""
-    refusal = check_permission(github, job.repo, job.actor, config, what=job.kind.value)
+    trigger = job.params.get("trigger")
+    if trigger == "approve":
+        refusal = check_permission(
+            github, job.repo, job.actor, config, what="the approved plan", tell_from="read"
+        )
+    else:
+        refusal = check_permission(github, job.repo, job.actor, config, what=job.kind.value)
     if refusal is None and job.number is not None:
         refusal = check_open(github, job.repo, job.number)
+    if refusal is None and trigger == "assigned" and job.number is not None:
+        refusal = check_assigned(github.get_issue(job.repo, job.number), job)
     if refusal is None and job.kind == JobKind.FOLLOW_UP and job.number is not None:
         refusal = check_follow_up(github.get_pull(job.repo, job.number), job, config)
     return refusal
+
+
+def check_assigned(issue: Issue, job: Job) -> Refusal | None:
+    """An assignment's job runs only while the issue is still assigned to agentbot."""
+    login = _norm(str(job.params.get("assignee") or ""))
+    if login and login in {_norm(a) for a in issue.assignees}:
+        return None
+    return Refusal(reason=f"#{issue.number} was unassigned from {login} before the job started")
 
 
 # --- follow-ups ---------------------------------------------------------------------------

@@ -116,6 +116,9 @@ class UseCase:
     """The spend cap reached now for a job that would run here (the App's caps over time)."""
     meter: Callable[[Job, RepoConfig], SpendMeter | None] = _no_meter
     """What counts a running job's spend against those caps."""
+    assignee: str = ""
+    """The Action's `assignee` input: assigning an issue to this login starts work, as
+    `assignee:` in the repository's config does (the config wins when it names one)."""
 
     def handle(self, delivery: Delivery) -> JobResult | Ignore:
         """Plan, guard and run one delivery; Ignore when it starts nothing."""
@@ -149,6 +152,8 @@ class UseCase:
             config, broken = github.config(repo, self.config_path), None
         except ConfigError as exc:
             config, broken = RepoConfig(), exc
+        if self.assignee and not config.assignee:
+            config = config.model_copy(update={"assignee": self.assignee})
         decision = settle(screened, config, kinds=self.handlers, bot_login=self.bot_login)
         if broken is not None:
             return self._broken(broken, decision, github)

@@ -127,9 +127,10 @@ def test_the_follow_up_example_asks_for_checks_and_nothing_more() -> None:
 def test_example_triggers_match_the_routes() -> None:
     fix_wf = load(ROOT / ".github" / "workflows" / "examples" / "agent-fix.yml")
     fix = fix_wf["on"]
-    assert fix["issues"]["types"] == ["labeled"] and "issue_comment" in fix
+    assert fix["issues"]["types"] == ["labeled", "assigned"] and "issue_comment" in fix
     when = fix_wf["jobs"]["fix"]["if"]
-    assert all(t in when for t in ("'agent-fix'", "'agent-tdd'", "'/fix'", "'/cover'"))
+    wanted = ("'agent-fix'", "'agent-tdd'", "'agent-plan'", "'assigned'", "'/fix'", "'/cover'")
+    assert all(t in when for t in (*wanted, "'/plan'", "'/approve'"))
     impl = load(ROOT / ".github" / "workflows" / "examples" / "implement.yml")["on"]
     assert "issue_comment" in impl and "**/tasks.md" in impl["push"]["paths"]
     refuel = load(ROOT / ".github" / "workflows" / "examples" / "refuel.yml")["on"]

@@ -91,3 +91,40 @@ def test_settings_key_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
     monkeypatch.setenv("GITHUB_APP_PRIVATE_KEY_PATH", str(tmp_path / "missing.pem"))
     with pytest.raises(ConfigError, match="GITHUB_APP_PRIVATE_KEY_PATH"):
         Settings().app_private_key()
+
+
+def test_plan_section_and_assignee() -> None:
+    cfg = RepoConfig.from_text("")
+    assert (cfg.plan.required, cfg.plan.on_deviation, cfg.plan.budget_factor) == (
+        False,
+        "draft",
+        1.5,
+    )
+    assert (cfg.labels.plan, cfg.commands.plan, cfg.commands.approve, cfg.assignee) == (
+        "agent-plan",
+        "/plan",
+        "/approve",
+        "",
+    )
+    cfg = RepoConfig.from_text(
+        "plan: {required: true, on_deviation: fail, budget_factor: 2}\nassignee: ' my-bot '\n"
+    )
+    assert (cfg.plan.required, cfg.plan.on_deviation, cfg.plan.budget_factor) == (True, "fail", 2)
+    assert cfg.assignee == "my-bot"
+
+
+@pytest.mark.parametrize(
+    ("text", "path"),
+    [
+        ("plan:\n  on_deviation: warn\n", "plan.on_deviation"),
+        ("plan:\n  budget_factor: 0\n", "plan.budget_factor"),
+        ("plan:\n  budget_factor: .nan\n", "plan.budget_factor"),
+        ("plan:\n  approve: yes\n", "plan.approve"),
+        ("assignee: 'two words'\n", "assignee"),
+        ("commands:\n  approve: approve\n", "commands.approve"),
+    ],
+)
+def test_bad_plan_settings_name_the_field(text: str, path: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        RepoConfig.from_text(text)
+    assert info.value.path == path

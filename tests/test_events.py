@@ -798,6 +798,7 @@ def test_every_routed_kind_has_a_handler() -> None:
         ("issue_comment", comment("/implement", on_pr=True)),
         ("issue_comment", comment("/cover", on_pr=True)),
         ("issue_comment", comment("/fix", on_pr=True)),
+        ("issue_comment", comment("/plan")),
         ("push", push("feature", "tasks.md")),
         ("schedule", {"schedule": "0 * * * *", "repository": wd["repository"]}),
         ("workflow_dispatch", wd),
@@ -817,6 +818,7 @@ def test_every_routed_kind_has_a_handler() -> None:
             JobKind.COVER,
             JobKind.TDD,
             JobKind.FOLLOW_UP,
+            JobKind.PLAN,
         }
     )
     for kind in JobKind:
@@ -849,5 +851,14 @@ def test_a_command_needs_a_sigil() -> None:
 def test_the_app_and_the_readme_offer_only_built_triggers() -> None:
     root = Path(__file__).resolve().parents[1]
     offered = (root / "app.yml").read_text() + (root / "README.md").read_text()
-    for built in ("/fix", "/implement", "/cover", "agent-fix", "agent-tdd"):
+    for built in (
+        "/fix",
+        "/implement",
+        "/cover",
+        "/plan",
+        "/approve",
+        "agent-fix",
+        "agent-tdd",
+        "agent-plan",
+    ):
         assert built in offered, built

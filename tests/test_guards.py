@@ -181,3 +181,32 @@ def test_the_ci_marker_round_trips() -> None:
     assert ci_attempts("x\n" + ci_marker(2, ["a" * 40, "b" * 40])) == (2, ["a" * 40, "b" * 40])
     # Only a whole line counts: text someone wrote around a copy of it does not.
     assert ci_attempts("x " + ci_marker(2, ["a" * 40])) == (0, [])
+
+
+@pytest.mark.parametrize("role", ["read", "triage"])
+def test_an_approval_by_a_reader_gets_one_polite_reply(role: str) -> None:
+    job = Job(kind=JobKind.PLAN, repo="o/r", number=1, actor="u", params={"trigger": "approve"})
+    refusal = check_job(Recording({"u": role}), job, RepoConfig())
+    assert refusal is not None and refusal.comment.startswith("@u ")
+    assert "the approved plan" in refusal.comment and "`write`" in refusal.comment
+    # Without a role at all (a private repository's outsider) nothing is said.
+    assert check_job(Recording({"u": "none"}), job, RepoConfig()).comment == ""  # type: ignore[union-attr]
+    # Other triggers keep the quiet rule for readers.
+    plan = job.model_copy(update={"params": {"trigger": "plan_command"}})
+    said = check_job(Recording({"u": role}), plan, RepoConfig()).comment  # type: ignore[union-attr]
+    assert bool(said) == (role == "triage")
+
+
+def test_an_assignment_job_runs_only_while_still_assigned() -> None:
+    job = Job(
+        kind=JobKind.FIX_ISSUE,
+        repo="o/r",
+        number=1,
+        actor="u",
+        params={"trigger": "assigned", "assignee": "agentbot[bot]"},
+    )
+    still = Recording({"u": "write"}, issue=Issue(number=1, title="t", assignees=["AgentBot[bot]"]))
+    assert check_job(still, job, RepoConfig()) is None
+    gone = Recording({"u": "write"}, issue=Issue(number=1, title="t", assignees=["someone"]))
+    refusal = check_job(gone, job, RepoConfig())
+    assert refusal is not None and "unassigned" in refusal.reason and refusal.comment == ""

@@ -324,3 +324,32 @@ def test_two_worker_processes_never_run_one_job_twice(queue_url: str, tmp_path: 
     states = queue.counts()
     assert states[JobState.IGNORED] == n
     queue.close()
+
+
+def test_a_queued_job_no_worker_claimed_can_be_cancelled(q: JobQueue) -> None:
+    q.enqueue("a-1", "issues", b'{"n": 1}', repo="o/r")
+    q.enqueue("a-2", "issues", b'{"n": 2}', repo="o/r")
+    q.enqueue("a-3", "issue_comment", b"{}", repo="o/r")
+    q.enqueue("a-4", "issues", b"{}", repo="o/other")
+    waiting = q.queued("o/r", "issues")
+    assert [(j.id, j.payload, j.state) for j in waiting] == [
+        ("a-1", b'{"n": 1}', JobState.QUEUED),
+        ("a-2", b'{"n": 2}', JobState.QUEUED),
+    ]
+    assert q.cancel("a-2", "unassigned by alice") is True
+    assert q.cancel("a-2", "again") is False  # finished: nothing to cancel
+    assert q.cancel("nope", "unknown") is False
+    gone = q.get("a-2")
+    assert gone is not None and gone.state is JobState.IGNORED
+    assert gone.decision == "cancelled: unassigned by alice" and gone.finished_at is not None
+    assert [j.id for j in q.queued("o/r", "issues")] == ["a-1"]
+    # A claimed job is a worker's: too late to cancel; the cancelled one is never handed out.
+    claimed = [q.claim("w", 30), q.claim("w", 30), q.claim("w", 30)]
+    assert [j.id if j else None for j in claimed] == ["a-1", "a-3", "a-4"]
+    assert q.claim("w", 30) is None
+    assert q.cancel("a-1", "too late") is False
+    assert q.queued("o/r", "issues") == []
+    # Nor a job waiting for its retry: it was claimed once.
+    assert q.fail("a-1", "boom", datetime.now(UTC) + timedelta(hours=1), worker_id="w")
+    assert q.cancel("a-1", "retry pending") is False
+    assert q.counts()[JobState.IGNORED] == 1

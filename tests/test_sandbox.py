@@ -306,3 +306,34 @@ def test_without_bwrap_the_reaper_still_kills_what_a_command_left(
 def _alive(pattern: str) -> bool:
     found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
     return bool(found.stdout.strip())
+
+
+@needs_bwrap
+def test_a_read_only_toolbox_reads_but_cannot_write_the_workspace(
+    machine: Machine, sandbox: Sandbox
+) -> None:
+    from bot.tools import Toolbox
+
+    box = Toolbox(machine.ws, sandbox=sandbox, read_only=True)
+    seen = box.run("bash", {"command": "cat app.py && git log --oneline && ls /tmp"})
+    assert not seen.is_error and "x = 1" in seen.content and "init" in seen.content
+    wrote = box.run("bash", {"command": "echo y > app.py; echo z > new.txt; rm -f app.py"})
+    assert "Read-only file system" in wrote.content
+    assert (machine.ws / "app.py").read_text() == "x = 1\n"
+    assert not (machine.ws / "new.txt").exists()
+    assert box.run("bash", {"command": "echo scratch > /tmp/s && cat /tmp/s"}).content == "scratch"
+    view = box.run("str_replace_based_edit_tool", {"command": "view", "path": "app.py"})
+    assert "x = 1" in view.content
+    edit = box.run(
+        "str_replace_based_edit_tool",
+        {"command": "create", "path": "new.txt", "file_text": "z"},
+    )
+    assert edit.is_error and "read-only" in edit.content
+    assert not (machine.ws / "new.txt").exists()
+    # The same toolbox, writable, does write: the test above can fail.
+    assert (
+        not Toolbox(machine.ws, sandbox=sandbox)
+        .run("bash", {"command": "echo y > app.py"})
+        .is_error
+    )
+    assert (machine.ws / "app.py").read_text() == "y\n"

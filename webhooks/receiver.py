@@ -28,6 +28,7 @@ from starlette.types import Receive, Scope, Send
 from bot.events import repo_full_name
 from bot.queue import Delivery, check_delivery_id
 from bot.worker import Metrics
+from bot.worker.cancel import cancel_unassigned
 from webhooks.group_commit import GroupCommit
 
 log = logging.getLogger("agentbot.webhooks")
@@ -213,6 +214,17 @@ class WebhookReceiver:
             if large:
                 self.large_slots.release()
 
+    async def _unassigned(self, raw: bytes) -> None:
+        """Cancel the queued assignment an `issues.unassigned` delivery undoes (best effort)."""
+        try:
+            payload = json.loads(raw)
+            if isinstance(payload, dict):
+                queue = self.commits.queue
+                await anyio.to_thread.run_sync(cancel_unassigned, queue, "issues", payload)
+        except Exception:
+            # Stored already: a worker's guard still finds the issue unassigned.
+            log.exception("could not cancel the job of an unassignment")
+
     async def _take_slot(self) -> bool:
         """Wait for a turn to read a large body; False if none came free in time."""
         try:
@@ -262,4 +274,8 @@ class WebhookReceiver:
             self.metrics.delivery(event, "store_error")
             return 503, {"error": "the delivery could not be stored; redeliver it"}, _RETRY
         self.metrics.delivery(event, "queued" if fresh else "duplicate")
+        if fresh and event == "issues" and b'"unassigned"' in raw:
+            # Unassigning agentbot cancels the job its assignment queued, before a worker
+            # claims it (rare: parsed in full only for these).
+            await self._unassigned(raw)
         return 202, {"job_id": delivery, "duplicate": not fresh}, ()

@@ -15,7 +15,7 @@ import typer
 
 from bot.cli._common import cli_settings, open_sandbox, usage_error
 from bot.cli.app import EXIT_NEUTRAL, app
-from bot.config import REPO_CONFIG_PATH, RepoConfig, Settings
+from bot.config import LOGIN, REPO_CONFIG_PATH, RepoConfig, Settings
 from bot.errors import ConfigError
 from bot.events import Delivery, Ignore, repo_full_name
 from bot.events.triggers import dispatch_params
@@ -87,6 +87,13 @@ def run(
     max_usd: Annotated[
         str, typer.Option(envvar="AGENTBOT_MAX_USD", help="Refuel: run budget (USD).")
     ] = "",
+    assignee: Annotated[
+        str,
+        typer.Option(
+            envvar="AGENTBOT_ASSIGNEE",
+            help="Login whose assignment to an issue starts work (or config `assignee:`).",
+        ),
+    ] = "",
     neutral_exit_code: Annotated[
         int,
         typer.Option(
@@ -106,6 +113,9 @@ def run(
             payload["repository"] = {"full_name": os.environ["GITHUB_REPOSITORY"]}
         if repo_full_name(payload) is None:
             raise usage_error("the event names no repository and GITHUB_REPOSITORY is not set")
+        login = assignee.strip()
+        if login and not LOGIN.fullmatch(login):
+            raise usage_error(f"assignee: {login!r} is not a GitHub login (letters, digits, -)")
         from bot.workflows.handlers import HANDLERS  # the workflows load only for a real run
 
         door = action_door(
@@ -115,6 +125,7 @@ def run(
             dry_run=dry_run,
             inputs={"label": label, "limit": limit, "max_usd": max_usd},
             config_path=config_path,
+            assignee=login,
         )
         try:
             outcome = door.handle(Delivery(event_name, payload))
@@ -143,6 +154,7 @@ def action_door(
     dry_run: bool,
     inputs: Mapping[str, Any],
     config_path: str = REPO_CONFIG_PATH,
+    assignee: str = "",
 ) -> UseCase:
     """The use case as the Action runs it: token client, this checkout, the step's inputs."""
 
@@ -181,6 +193,7 @@ def action_door(
         missing_credentials=lambda: missing_credentials(settings),
         known_files=lambda delivery: checkout_config(checkout, delivery, config_path),
         job_link=lambda job: _run_url(settings.github_server_url),
+        assignee=assignee,
     )
 
 

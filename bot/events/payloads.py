@@ -92,6 +92,8 @@ class IssuesEvent(Envelope):
 
     issue: Issue
     label: Label | None = None
+    assignee: User | None = None
+    """Who `issues.assigned`/`unassigned` added or removed."""
 
 
 class IssueCommentEvent(Envelope):

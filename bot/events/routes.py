@@ -14,10 +14,10 @@ from typing import Any
 from bot.config import COMMAND_SIGILS
 from bot.events.decision import Ignore
 from bot.events.followups import FOLLOWUP_ROUTES
+from bot.events.issues import fix_kind, screen_issues, settle_issues
 from bot.events.payloads import (
     Envelope,
     IssueCommentEvent,
-    IssuesEvent,
     PushEvent,
     ScheduleEvent,
     WorkflowDispatchEvent,
@@ -49,54 +49,17 @@ BRANCH_PREFIX = "refs/heads/"
 MAX_INSTRUCTIONS = 4000
 """Characters of `/fix <instructions>` carried in the job (they travel in dispatch inputs)."""
 
-COMMAND_KINDS = {"fix": JobKind.FIX_ISSUE, "implement": JobKind.IMPLEMENT, "cover": JobKind.COVER}
-"""Which job each comment command starts."""
+COMMAND_KINDS = {
+    "fix": JobKind.FIX_ISSUE,
+    "implement": JobKind.IMPLEMENT,
+    "cover": JobKind.COVER,
+    "plan": JobKind.PLAN,
+    "approve": JobKind.PLAN,
+}
+"""Which job each comment command starts (`/approve` runs the approved plan)."""
 
-
-# --- issues.labeled ---------------------------------------------------------------------------
-
-
-def screen_issues(action: str, payload: Mapping[str, Any], bot_login: str) -> Envelope | Ignore:
-    """A label put on an open issue by someone other than the bot."""
-    if action != "labeled":
-        return early(payload, f"{event_label('issues', action)} does not trigger agentbot")
-    ev = parse_event(IssuesEvent, "issues", payload)
-    if isinstance(ev, Ignore):
-        return ev
-    number = ev.issue.number
-    if ev.sender is None:
-        return ignore(ev, "issues.labeled without a sender", number=number)
-    if ev.label is None:
-        return ignore(ev, "issues.labeled without a label", number=number)
-    if guard := itself(ev.sender, bot_login, ev):
-        return guard
-    if ev.issue.is_pull_request:
-        return ignore(ev, f"#{number} is a pull request, not an issue", number=number)
-    return state(ev) or ev
-
-
-def settle_issues(event: Envelope, ctx: Context) -> Job | Ignore:
-    """The label must be one of the repository's agentbot labels (of a built kind)."""
-    assert isinstance(event, IssuesEvent) and event.sender and event.label
-    if guard := other_bot(event.sender, ctx.config, event):
-        return guard
-    labels = ctx.config.labels
-    offered = [(labels.fix, JobKind.FIX_ISSUE, "fixes"), (labels.tdd, JobKind.TDD, "runs TDD")]
-    offered = [(name, kind, does) for name, kind, does in offered if kind in ctx.kinds]
-    name = event.label.name.casefold()
-    # GitHub label names are case-insensitive; an empty configured label matches nothing.
-    for label, kind, _ in offered:
-        if label.strip() and name == label.casefold():
-            params = {"trigger": "label", "label": event.label.name}
-            return job(
-                event, ctx, kind, event.sender.login, number=event.issue.number, params=params
-            )
-    which = ", ".join(f"{label!r} {does}" for label, _, does in offered)
-    return ignore(
-        event,
-        f"label {event.label.name!r} is not an agentbot label ({which})",
-        number=event.issue.number,
-    )
+ISSUE_COMMANDS = ("fix", "plan", "approve")
+"""Commands that work on issues only."""
 
 
 # --- issue_comment.created ----------------------------------------------------------------------
@@ -160,6 +123,9 @@ def settle_comment(event: Envelope, ctx: Context) -> Job | Ignore:
             uses.append(f"`{cmds.cover}` to add tests")
         reply = f"`{command}` works on issues. On a pull request, use {' or '.join(uses)}."
         return ignore(event, f"{command} on pull request #{number}", number=number, reply=reply)
+    if name in ISSUE_COMMANDS and on_pr:
+        reply = f"`{command}` works on issues."
+        return ignore(event, f"{command} on pull request #{number}", number=number, reply=reply)
     if name in ("implement", "cover") and not on_pr:
         reply = f"`{command}` works on pull requests. On an issue, use `{cmds.fix}`."
         return ignore(event, f"{command} on issue #{number}", number=number, reply=reply)
@@ -176,7 +142,18 @@ def settle_comment(event: Envelope, ctx: Context) -> Job | Ignore:
             params["selection"] = chosen  # read by the job, which can see the tasks.md
     if name == "cover":
         params.update(cover_args(rest))
-    return job(event, ctx, COMMAND_KINDS[name], author.login, number=number, params=params)
+    kind = COMMAND_KINDS[name]
+    if name == "fix":
+        kind = fix_kind(ctx)
+    elif name == "plan":
+        params = {
+            **params,
+            "trigger": "plan_command",
+            "notes": _instructions(rest, comment.body or ""),
+        }
+    elif name == "approve":
+        params = {**params, "trigger": "approve"}
+    return job(event, ctx, kind, author.login, number=number, params=params)
 
 
 def _instructions(rest: str, body: str) -> str:

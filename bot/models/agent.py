@@ -86,6 +86,7 @@ class AgentRole(StrEnum):
     TEST_ARCHITECT = "test_architect"
     TEST_WRITER = "test_writer"
     REVIEWER = "reviewer"
+    PLANNER = "planner"
 
 
 class AgentResult(Model):

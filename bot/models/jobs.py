@@ -23,6 +23,8 @@ class JobKind(StrEnum):
     COVER = "cover"
     FOLLOW_UP = "follow_up"
     """Review feedback or a failed CI run on one of agentbot's own pull requests."""
+    PLAN = "plan"
+    """A plan posted for approval (`/plan`), or an approved plan run (`/approve`)."""
 
 
 class Job(Model):

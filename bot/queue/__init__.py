@@ -164,6 +164,15 @@ class JobQueue(Protocol):
         """Record a failure: retry at `retry_at`, or `dead` if None or out of attempts."""
         ...
 
+    def cancel(self, job_id: str, reason: str) -> bool:
+        """Cancel a job no worker has claimed: `ignored` with `cancelled: reason`; False if
+        it is unknown, claimed or finished."""
+        ...
+
+    def queued(self, repo: str, event_name: str, limit: int = 100) -> list[QueuedJob]:
+        """The never-claimed queued jobs of `repo` and `event_name`, oldest first."""
+        ...
+
     def annotate(
         self, job_id: str, *, repo: str = "", number: int | None = None, kind: str = ""
     ) -> None:

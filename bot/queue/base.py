@@ -137,6 +137,27 @@ class QueueBase(Ledger):
         """Add one line to the job's log."""
         self.append_logs(job_id, [line])
 
+    def cancel(self, job_id: str, reason: str) -> bool:
+        """Cancel a job no worker has claimed yet: it ends `ignored` (`cancelled: reason`) and
+        is never claimed; False when it is unknown, claimed already, or finished."""
+        return self._cancel(job_id, f"cancelled: {reason}")
+
+    def queued(self, repo: str, event_name: str, limit: int = 100) -> list[QueuedJob]:
+        """Jobs of `repo` and `event_name` no worker has claimed yet, oldest first."""
+        return [
+            QueuedJob(
+                id=r[0],
+                delivery_id=r[0],
+                event_name=event_name,
+                payload=bytes(r[1]),
+                attempts=0,
+                state=JobState.QUEUED,
+                received_at=as_datetime(r[2]),
+                worker_id="",
+            )
+            for r in self._queued(repo, event_name, limit)
+        ]
+
     def append_logs(self, job_id: str, lines: Sequence[str]) -> None:
         """Add lines to the job's log, in order, in one transaction."""
         raise NotImplementedError
@@ -168,6 +189,14 @@ class QueueBase(Ledger):
         log: Sequence[str],
     ) -> bool:
         """Record the failure (see `fail`)."""
+        raise NotImplementedError
+
+    def _cancel(self, job_id: str, decision: str) -> bool:
+        """End a never-claimed queued job as ignored with `decision` (see `cancel`)."""
+        raise NotImplementedError
+
+    def _queued(self, repo: str, event_name: str, limit: int) -> list[Any]:
+        """(delivery_id, payload, received_at) of never-claimed queued jobs, oldest first."""
         raise NotImplementedError
 
     def _select(self, column: str | None, value: str | None, limit: int) -> list[Any]:

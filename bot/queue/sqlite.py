@@ -262,6 +262,25 @@ class SqliteQueue(QueueBase):
         args = {"error": error, "retry": retry, "max": self.max_attempts}
         return self._finish(job_id, worker_id, sets, args, log)
 
+    def _cancel(self, job_id: str, decision: str) -> bool:
+        now = self._now()
+        with self._tx() as conn:
+            row = conn.execute(
+                "UPDATE jobs SET state = 'ignored', decision = ?, finished_at = ?, updated_at = ?"
+                " WHERE delivery_id = ? AND state = 'queued' AND attempts = 0 RETURNING 1",
+                (decision, now, now, job_id),
+            ).fetchone()
+        return row is not None
+
+    def _queued(self, repo: str, event_name: str, limit: int) -> list[Any]:
+        with self._tx() as conn:
+            return conn.execute(
+                "SELECT j.delivery_id, p.body, j.received_at FROM jobs j JOIN payloads p"
+                " ON p.delivery_id = j.delivery_id WHERE j.state = 'queued' AND j.attempts = 0"
+                " AND j.repo = ? AND j.event_name = ? ORDER BY j.rowid LIMIT ?",
+                (repo, event_name, limit),
+            ).fetchall()
+
     def annotate(
         self, job_id: str, *, repo: str = "", number: int | None = None, kind: str = ""
     ) -> None:

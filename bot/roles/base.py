@@ -93,6 +93,8 @@ class Role:
     max_tokens: int = 8192
     defaults: tuple[tuple[str, str], ...] = DEFAULT_CONTEXT
     """Placeholder values used when the caller does not give them."""
+    read_only: bool = False
+    """The role only reads: the editor views, the sandbox mounts the workspace read-only."""
 
     def system_prompt(self, **context: str) -> str:
         """The rendered system prompt; `context` fills (or overrides) the placeholders.

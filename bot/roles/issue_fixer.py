@@ -108,9 +108,10 @@ def issue_task(
     *,
     files: str = "",
     base_failures: Sequence[str] = (),
+    notes: str = "",
 ) -> str:
     """`build_task` for an issue as GitHub returns it: people's comments only (not bots',
-    not those a maintainer hid)."""
+    not those a maintainer hid); `notes` are agentbot's own (an approved plan)."""
     human = [
         IssueComment(author=c.user, body=c.body, association=c.author_association)
         for c in comments
@@ -128,4 +129,5 @@ def issue_task(
         comments=human,
         files=files,
         base_failures=base_failures,
+        notes=notes,
     )

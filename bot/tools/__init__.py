@@ -55,11 +55,14 @@ class Toolbox:
         env: Mapping[str, str] | None = None,
         sandbox: Sandbox | None = None,
         shell: ShellEnv | None = None,
+        read_only: bool = False,
     ) -> None:
         """`env` is the base environment for bash (default: this process's), allowlisted;
         `shell` a prepared one (the project's environment) used instead; with `sandbox`
-        (the job's) every command runs in it."""
+        (the job's) every command runs in it. `read_only` (the Planner's tools): the editor
+        only views, and the sandbox mounts the workspace read-only for bash."""
         self.workspace = workspace.resolve()
+        self.read_only = read_only
         self.sandbox = sandbox
         self.bash_timeout = bash_timeout
         self.output_cap = output_cap
@@ -78,6 +81,8 @@ class Toolbox:
             if name == BASH_TOOL["name"]:
                 return self.bash(input)
             if name == EDITOR_TOOL["name"]:
+                if self.read_only and input.get("command") != "view":
+                    raise ToolError("the editor is read-only here: only `view` works")
                 outcome, changed = self.editor.run(input)
                 if changed is not None:
                     self.files_modified.add(changed)
@@ -96,6 +101,7 @@ class Toolbox:
         if not isinstance(command, str) or not command.strip():
             raise ToolError("bash needs `command`, the shell command to run")
         before = self.changes.snapshot()
+        shell = self.shell
         run = run_bash(
             command,
             cwd=self.workspace,
@@ -103,8 +109,9 @@ class Toolbox:
             timeout=self.bash_timeout,
             cap=self.output_cap,
             sandbox=self.sandbox,
-            writable=self.shell.writable,
-            readable=self.shell.readable,
+            writable=() if self.read_only else shell.writable,
+            readable=(*shell.readable, *shell.writable) if self.read_only else shell.readable,
+            read_only=self.read_only,
         )
         self.files_modified |= ChangeTracker.changed(before, self.changes.snapshot())
         return ToolOutcome(format_run(run, self.bash_timeout), is_error=run.timed_out)

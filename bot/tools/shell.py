@@ -119,17 +119,19 @@ def run_bash(
     sandbox: Sandbox | None = None,
     writable: Sequence[Path] = (),
     readable: Sequence[Path] = (),
+    read_only: bool = False,
 ) -> BashRun:
     """Run `bash -c command` in `cwd` (in `sandbox`, with `cwd` and `writable` writable and
-    `readable` visible); kill its process group on timeout and on return."""
+    `readable` visible; `cwd` only readable when `read_only`); kill its process group on
+    timeout and on return."""
     argv = ["bash", "-c", command]
     if sandbox is not None:
         proc = sandbox.popen(
             argv,
             cwd=cwd,
             env=env,
-            writable=[cwd, *writable],
-            readable=readable,
+            writable=list(writable) if read_only else [cwd, *writable],
+            readable=[cwd, *readable] if read_only else readable,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
         )

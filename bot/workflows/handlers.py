@@ -20,6 +20,7 @@ from bot.workflows.cover.story import cover
 from bot.workflows.fix.story import fix_issue
 from bot.workflows.follow_up.story import follow_up
 from bot.workflows.implement.story import implement
+from bot.workflows.plan.story import plan
 from bot.workflows.refuel.story import refuel
 from bot.workflows.tdd.story import tdd
 
@@ -29,6 +30,7 @@ HANDLERS: Mapping[JobKind, Handler] = MappingProxyType(
         JobKind.FIX_ISSUE: fix_issue,
         JobKind.FOLLOW_UP: follow_up,
         JobKind.IMPLEMENT: implement,
+        JobKind.PLAN: partial(plan, run_fix=fix_issue),
         JobKind.REFUEL: partial(refuel, run_fix=fix_issue),
         JobKind.TDD: tdd,
     }

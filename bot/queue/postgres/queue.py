@@ -221,6 +221,31 @@ class PostgresQueue(QueueBase):
             raise QueueError(f"PostgreSQL queue: cannot fail {job_id}: {exc}") from exc
         return True
 
+    def _cancel(self, job_id: str, decision: str) -> bool:
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                row = conn.execute(
+                    "UPDATE agentbot_deliveries SET state = 'ignored', decision = %s,"
+                    " finished_at = now(), updated_at = now() WHERE delivery_id = %s"
+                    " AND state = 'queued' AND attempts = 0 RETURNING pj_id",
+                    (decision, job_id),
+                ).fetchone()
+                if row is None:
+                    return False
+                # Still `todo` for procrastinate (the state above says no worker fetched it).
+                conn.execute("SELECT procrastinate_cancel_job_v1(%s, false, false)", row)
+        except psycopg.Error as exc:
+            raise QueueError(f"PostgreSQL queue: cannot cancel {job_id}: {exc}") from exc
+        return True
+
+    def _queued(self, repo: str, event_name: str, limit: int) -> list[Any]:
+        return self._q(
+            "SELECT d.delivery_id, p.body, d.received_at FROM agentbot_deliveries d"
+            " JOIN agentbot_payloads p ON p.delivery_id = d.delivery_id WHERE d.state = 'queued'"
+            " AND d.attempts = 0 AND d.repo = %s AND d.event_name = %s ORDER BY d.seq LIMIT %s",
+            (repo, event_name, limit),
+        )
+
     def annotate(
         self, job_id: str, *, repo: str = "", number: int | None = None, kind: str = ""
     ) -> None:

@@ -22,6 +22,7 @@ from bot.models import (
     ValidationReport,
 )
 from bot.models.github import Comment, Issue
+from bot.plans import deviation_section, plan_message
 from bot.ports import JobEnv
 from bot.report import (
     Step,
@@ -44,6 +45,7 @@ from bot.workflows.steps.agents import (
 from bot.workflows.steps.finish_check import WorkspaceFinishCheck, remove_scratch
 from bot.workflows.steps.flow import Flow, Stop
 from bot.workflows.steps.limits import push_guard
+from bot.workflows.steps.plan_guard import PlanGuard, keep_to_plan
 from bot.workflows.steps.progress import Progress
 from bot.workflows.steps.proof import ALREADY_PASSES, Proof, prove, sent_back
 from bot.workflows.steps.pulls import publish_pull, request_review
@@ -72,6 +74,10 @@ class _FixFlow(Flow):
         self.comments: list[Comment] = []
         self.title = self.branch = ""
         self.proof: Proof | None = None
+        # An approved plan (`/approve`): its budget, and the files the change may touch.
+        self.planned = PlanGuard.of(job, self.cfg)
+        if self.planned is not None:
+            self.planned.limit(self.budget, self.cfg)
 
     # --- the story ----------------------------------------------------------------------
 
@@ -80,6 +86,8 @@ class _FixFlow(Flow):
         self.prepare_branch()
         self.prepare_environment()
         self.write_fix(issue)
+        if self.planned is not None and not self.ran_out:
+            keep_to_plan(self, self.planned)
         report = self.validate()
         if self.ran_out:
             return self.stopped_early(issue, report)
@@ -131,7 +139,10 @@ class _FixFlow(Flow):
         self._session = open_session(self.env, self.repo, f"issue-{self.number}")
         failing = self.workenv.base_failures if self.workenv else []
         files = file_tree(self.ws.tracked_files())
-        task = issue_task(self.repo, issue, self.comments, files=files, base_failures=failing)
+        notes = plan_message(self.planned.plan) if self.planned is not None else ""
+        task = issue_task(
+            self.repo, issue, self.comments, files=files, base_failures=failing, notes=notes
+        )
         check = self.fix_check = WorkspaceFinishCheck(
             self.ws, self.base_sha, self.cfg.limits, require_test=True
         )
@@ -251,13 +262,16 @@ class _FixFlow(Flow):
         flagged = concerns(self.outputs)
         self.result = self.result.model_copy(update={"security_concerns": flagged})
         result = self.finished(JobStatus.FAILED if failed else JobStatus.SUCCESS, error=failed)
+        beyond = self.planned.beyond(self.ws, self.base_sha) if self.planned is not None else []
         pr, new = publish_pull(
             self.env,
             self.repo,
             head=self.branch,
             title=self.title or f"fix: {issue.title}",
-            body=fix_pr_body(result) + (f"\n{self.proof.section()}\n" if self.proof else ""),
-            draft=draft,
+            body=fix_pr_body(result)
+            + (f"\n{self.proof.section()}\n" if self.proof else "")
+            + (f"\n{deviation_section(beyond)}" if beyond else ""),
+            draft=draft or bool(beyond),
             concerns=flagged,
         )
         if new:

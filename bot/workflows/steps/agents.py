@@ -113,7 +113,7 @@ def role_conversation(
         clock=env.clock,
         session=session,
         context=context,
-        toolbox=Toolbox(workspace, sandbox=env.sandbox, shell=shell),
+        toolbox=Toolbox(workspace, sandbox=env.sandbox, shell=shell, read_only=role.read_only),
         finish_check=finish_check,
     )
 
