@@ -1,0 +1,31 @@
+"""A newcomer's bad input: one line naming the variable or file and the fix, exit 2."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from tests.test_cli_errors import run
+
+
+def _one_clear_line(proc: subprocess.CompletedProcess[str], *names: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
+    assert len(proc.stderr.splitlines()) == 1, proc.stderr
+    for name in names:
+        assert name in proc.stderr, proc.stderr
+
+
+def test_an_app_key_file_that_is_not_text_is_named(tmp_path: Path) -> None:
+    key = tmp_path / "app.pem"
+    key.write_bytes(b"\xff\xfe\x00 not a key\n")
+    proc = run(
+        tmp_path,
+        "stats",
+        "--backfill",
+        "--repo",
+        "octo/app",
+        GITHUB_APP_ID="1",
+        GITHUB_APP_PRIVATE_KEY_PATH=str(key),
+    )
+    _one_clear_line(proc, "GITHUB_APP_PRIVATE_KEY_PATH", "UTF-8")
