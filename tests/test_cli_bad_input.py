@@ -29,3 +29,10 @@ def test_an_app_key_file_that_is_not_text_is_named(tmp_path: Path) -> None:
         GITHUB_APP_PRIVATE_KEY_PATH=str(key),
     )
     _one_clear_line(proc, "GITHUB_APP_PRIVATE_KEY_PATH", "UTF-8")
+
+
+def test_implement_names_a_tasks_md_that_is_not_utf8(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.md"
+    tasks.write_bytes(b"# Tasks\n\n- [ ] T001 \xff\xfe\n")
+    proc = run(tmp_path, "implement", str(tasks), "--repo", str(tmp_path))
+    _one_clear_line(proc, f"{tasks}:3", "UTF-8")
