@@ -36,3 +36,11 @@ def test_implement_names_a_tasks_md_that_is_not_utf8(tmp_path: Path) -> None:
     tasks.write_bytes(b"# Tasks\n\n- [ ] T001 \xff\xfe\n")
     proc = run(tmp_path, "implement", str(tasks), "--repo", str(tmp_path))
     _one_clear_line(proc, f"{tasks}:3", "UTF-8")
+
+
+def test_refuel_refuses_an_infinite_budget(tmp_path: Path) -> None:
+    proc = run(
+        tmp_path, "refuel", "octo/app", "--max-usd", "inf", ANTHROPIC_API_KEY="k", GITHUB_TOKEN="t"
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "--max-usd" in proc.stderr and "Traceback" not in proc.stderr
