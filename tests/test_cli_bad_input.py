@@ -44,3 +44,16 @@ def test_refuel_refuses_an_infinite_budget(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2, proc.stderr
     assert "--max-usd" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_data_dir_that_cannot_be_made_is_named(tmp_path: Path) -> None:
+    for command in ("usage", "stats", "serve"):
+        proc = run(tmp_path, command, AGENTBOT_DATA_DIR="/proc/x")
+        _one_clear_line(proc, "/proc/x")
+
+
+def test_a_queue_file_that_is_not_a_database_is_named(tmp_path: Path) -> None:
+    bogus = tmp_path / "notes.txt"
+    bogus.write_text("these are my notes, not a database\n" * 100)
+    proc = run(tmp_path, "jobs", AGENTBOT_QUEUE=f"sqlite:///{bogus}")
+    _one_clear_line(proc, "AGENTBOT_QUEUE", str(bogus))

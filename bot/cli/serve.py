@@ -77,12 +77,17 @@ def _stored(
     if given is not None and given.get_secret_value():
         return given.get_secret_value(), None, False
     path = settings.data_dir / name
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     created = False
     try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         pass
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot create {path} ({exc.strerror or exc}): name a folder you can write",
+            path="AGENTBOT_DATA_DIR",
+        ) from None
     else:
         with os.fdopen(fd, "w") as f:
             f.write(secrets.token_hex(32) + "\n")
