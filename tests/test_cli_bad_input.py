@@ -57,3 +57,9 @@ def test_a_queue_file_that_is_not_a_database_is_named(tmp_path: Path) -> None:
     bogus.write_text("these are my notes, not a database\n" * 100)
     proc = run(tmp_path, "jobs", AGENTBOT_QUEUE=f"sqlite:///{bogus}")
     _one_clear_line(proc, "AGENTBOT_QUEUE", str(bogus))
+
+
+def test_serve_with_a_bad_queue_writes_nothing(tmp_path: Path) -> None:
+    proc = run(tmp_path, "serve", "--port", "1", AGENTBOT_QUEUE="garbage")
+    _one_clear_line(proc, "AGENTBOT_QUEUE")
+    assert not (tmp_path / "data").exists() or not any((tmp_path / "data").iterdir())

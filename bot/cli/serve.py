@@ -124,6 +124,7 @@ def _start(
     lease: float,
     poll: float,
     intake: Intake | None = None,
+    queue: JobQueue | None = None,
 ) -> tuple[JobQueue, Metrics, WorkerPool, WorkerDeps]:
     from bot.queue import open_queue
     from bot.wiring import missing_credentials, worker_deps
@@ -134,7 +135,7 @@ def _start(
 
         handlers = HANDLERS
 
-    queue = open_queue(settings.queue)
+    queue = queue or open_queue(settings.queue)
     metrics = Metrics(queue)
     deps = worker_deps(settings, queue, handlers)
     missing = missing_credentials(settings)
@@ -234,12 +235,14 @@ def run_server(
     """The receiver and `workers` embedded workers running `handlers`, until stopped."""
     import uvicorn
 
+    from bot.queue import open_queue
     from bot.worker.intake import Intake
     from webhooks.app import create_app
     from webhooks.server import ServerLimits, guarded_protocol, quiet_repeats
 
     limits = limits or ServerLimits()
     settings = load_settings()
+    queue = open_queue(settings.queue)  # a bad AGENTBOT_QUEUE stops serve before any file
     secret, path, created = webhook_secret(settings)
     password, password_path, _ = jobs_password(settings)
     setup_logging(json_lines=True, secrets=[*_secrets(settings, secret), password])
@@ -255,7 +258,7 @@ def run_server(
     # soon as one is stored (bot.worker.intake.Intake).
     intake = Intake()
     queue, metrics, pool, deps = _start(
-        settings, handlers, workers, lease_seconds, poll_seconds, intake
+        settings, handlers, workers, lease_seconds, poll_seconds, intake, queue
     )
     if pool.workers and deps.github_for is None:
         log.warning("no GitHub credentials configured: deliveries are stored, jobs will fail")
