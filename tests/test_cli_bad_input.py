@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 from pathlib import Path
 
@@ -63,3 +64,22 @@ def test_serve_with_a_bad_queue_writes_nothing(tmp_path: Path) -> None:
     proc = run(tmp_path, "serve", "--port", "1", AGENTBOT_QUEUE="garbage")
     _one_clear_line(proc, "AGENTBOT_QUEUE")
     assert not (tmp_path / "data").exists() or not any((tmp_path / "data").iterdir())
+
+
+def test_a_postgres_password_that_is_not_percent_encoded_is_not_printed(tmp_path: Path) -> None:
+    for password in ("s3cr%t", "pa ss word"):
+        url = f"postgresql://bot:{password}@127.0.0.1:1/agentbot"
+        proc = run(tmp_path, "jobs", AGENTBOT_QUEUE=url)
+        _one_clear_line(proc, "AGENTBOT_QUEUE", "percent-encode")
+        assert password not in proc.stderr + proc.stdout, proc.stderr
+
+
+def test_a_refused_postgres_connection_is_one_line_without_the_password(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed again: nothing listens there
+    url = f"postgresql://bot:hunter2secret@127.0.0.1:{port}/agentbot"
+    proc = run(tmp_path, "jobs", AGENTBOT_QUEUE=url)
+    assert proc.returncode == 1 and len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert "cannot open the PostgreSQL queue" in proc.stderr and "refused" in proc.stderr
+    assert "hunter2secret" not in proc.stderr and "Traceback" not in proc.stderr
