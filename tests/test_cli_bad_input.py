@@ -83,3 +83,17 @@ def test_a_refused_postgres_connection_is_one_line_without_the_password(tmp_path
     assert proc.returncode == 1 and len(proc.stderr.splitlines()) == 1, proc.stderr
     assert "cannot open the PostgreSQL queue" in proc.stderr and "refused" in proc.stderr
     assert "hunter2secret" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_serve_and_worker_refuse_infinite_times(tmp_path: Path) -> None:
+    for args in (
+        ("serve", "--lease-seconds", "inf"),
+        ("serve", "--poll-seconds", "inf"),
+        ("serve", "--header-timeout", "inf"),
+        ("serve", "--body-timeout", "1e999"),
+        ("worker", "--lease-seconds", "inf"),
+    ):
+        proc = run(tmp_path, *args)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert args[1] in proc.stderr and "internal error" not in proc.stderr, proc.stderr
+        assert not (tmp_path / "data").exists(), args

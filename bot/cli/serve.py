@@ -188,13 +188,23 @@ def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
     port: int = typer.Option(8080, min=1, max=65535, help="Port to listen on."),
     workers: int = typer.Option(2, min=0, help="Embedded worker threads (0: receive only)."),
-    lease_seconds: float = typer.Option(300.0, min=0.1, help=LEASE_HELP),
-    poll_seconds: float = typer.Option(1.0, min=0.01, help="Idle workers poll this often."),
+    lease_seconds: float = typer.Option(300.0, min=0.1, max=86400, help=LEASE_HELP),
+    poll_seconds: float = typer.Option(
+        1.0, min=0.01, max=3600, help="Idle workers poll this often."
+    ),
     header_timeout: float = typer.Option(
-        5.0, min=0.1, envvar="AGENTBOT_HEADER_TIMEOUT", help="Seconds to send request headers."
+        5.0,
+        min=0.1,
+        max=3600,
+        envvar="AGENTBOT_HEADER_TIMEOUT",
+        help="Seconds to send request headers.",
     ),
     body_timeout: float = typer.Option(
-        10.0, min=0.1, envvar="AGENTBOT_BODY_TIMEOUT", help="Seconds to send a request body."
+        10.0,
+        min=0.1,
+        max=3600,
+        envvar="AGENTBOT_BODY_TIMEOUT",
+        help="Seconds to send a request body.",
     ),
     max_connections: int = typer.Option(
         1000, min=1, envvar="AGENTBOT_MAX_CONNECTIONS", help="Open connections at most."
@@ -310,8 +320,10 @@ def run_server(
 @app.command()
 def worker(
     concurrency: int = typer.Option(2, min=1, help="Worker threads in this process."),
-    lease_seconds: float = typer.Option(300.0, min=0.1, help=LEASE_HELP),
-    poll_seconds: float = typer.Option(1.0, min=0.01, help="Idle workers poll this often."),
+    lease_seconds: float = typer.Option(300.0, min=0.1, max=86400, help=LEASE_HELP),
+    poll_seconds: float = typer.Option(
+        1.0, min=0.01, max=3600, help="Idle workers poll this often."
+    ),
 ) -> None:
     """Run workers only, on the configured queue (scale out: many on one PostgreSQL queue)."""
     run_workers(concurrency=concurrency, lease_seconds=lease_seconds, poll_seconds=poll_seconds)
