@@ -9,6 +9,12 @@ from pathlib import Path
 from tests.test_cli_errors import run
 
 
+def _free_port() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return str(probe.getsockname()[1])
+
+
 def _one_clear_line(proc: subprocess.CompletedProcess[str], *names: str) -> None:
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
@@ -61,7 +67,7 @@ def test_a_queue_file_that_is_not_a_database_is_named(tmp_path: Path) -> None:
 
 
 def test_serve_with_a_bad_queue_writes_nothing(tmp_path: Path) -> None:
-    proc = run(tmp_path, "serve", "--port", "1", AGENTBOT_QUEUE="garbage")
+    proc = run(tmp_path, "serve", "--port", _free_port(), AGENTBOT_QUEUE="garbage")
     _one_clear_line(proc, "AGENTBOT_QUEUE")
     assert not (tmp_path / "data").exists() or not any((tmp_path / "data").iterdir())
 
@@ -97,3 +103,23 @@ def test_serve_and_worker_refuse_infinite_times(tmp_path: Path) -> None:
         assert proc.returncode == 2, (args, proc.stderr)
         assert args[1] in proc.stderr and "internal error" not in proc.stderr, proc.stderr
         assert not (tmp_path / "data").exists(), args
+
+
+def test_serve_names_a_stored_secret_it_cannot_read(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    for shape in ("not text", "a folder", "empty"):
+        secret = data / "webhook-secret"
+        if secret.is_dir():
+            secret.rmdir()
+        elif secret.exists():
+            secret.unlink()
+        if shape == "not text":
+            secret.write_bytes(b"\xff\xfe\n")
+        elif shape == "a folder":
+            secret.mkdir()
+        else:
+            secret.write_text("")
+        proc = run(tmp_path, "serve", "--port", _free_port())
+        _one_clear_line(proc, str(secret), "delete it")
+        assert proc.stderr.count(str(secret)) == 1, proc.stderr

@@ -92,9 +92,15 @@ def _stored(
         with os.fdopen(fd, "w") as f:
             f.write(secrets.token_hex(32) + "\n")
         created = True
-    value = path.read_text().strip()
+    try:
+        value = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise ConfigError(
+            f"cannot read it ({why}): delete it to get a new one", path=str(path)
+        ) from None
     if not value:
-        raise ConfigError(f"{path} is empty: delete it to get a new one", path=str(path))
+        raise ConfigError("is empty: delete it to get a new one", path=str(path))
     return value, path, created
 
 
