@@ -123,3 +123,19 @@ def test_serve_names_a_stored_secret_it_cannot_read(tmp_path: Path) -> None:
         proc = run(tmp_path, "serve", "--port", _free_port())
         _one_clear_line(proc, str(secret), "delete it")
         assert proc.stderr.count(str(secret)) == 1, proc.stderr
+
+
+def test_a_queue_url_is_shown_without_its_password_wherever_it_is() -> None:
+    from bot.cli.serve import safe_url
+
+    for url in (
+        "postgresql://bot:hunter2@db.example/agentbot",
+        "postgresql://bot@db.example/agentbot?password=hunter2&schema=jobs",
+        "postgresql://bot@db.example/agentbot?sslmode=require&PASSWORD=hunter2",
+    ):
+        shown = safe_url(url)
+        assert "hunter2" not in shown and "***" in shown, shown
+        assert shown.startswith("postgresql://bot") and "db.example/agentbot" in shown, shown
+    assert "schema=jobs" in safe_url("postgresql://bot@h/db?password=x&schema=jobs")
+    for url in ("sqlite:////srv/agentbot.db", "sqlite:///agentbot.db", "postgresql://bot@h/db"):
+        assert safe_url(url) == url

@@ -44,12 +44,16 @@ PASSWORD_FILE = "jobs-password"  # noqa: S105 (a file name, not a secret)
 
 
 def safe_url(url: str) -> str:
-    """The queue URL without a password, for messages."""
+    """The queue URL without a password (in the user part or a `password=` parameter)."""
     parts = urlsplit(url)
-    if parts.password:
-        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-        return parts._replace(netloc=netloc).geturl()
-    return url
+    query = "&".join(
+        f"{p.partition('=')[0]}=***" if p.partition("=")[0].lower() == "password" else p
+        for p in parts.query.split("&")
+    )
+    if not parts.password and query == parts.query:
+        return url  # as given: geturl() would drop sqlite:///'s empty host
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@") if parts.password else None
+    return parts._replace(netloc=netloc or parts.netloc, query=query).geturl()
 
 
 def webhook_secret(settings: Settings) -> tuple[str, Path | None, bool]:
