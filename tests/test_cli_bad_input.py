@@ -139,3 +139,19 @@ def test_a_queue_url_is_shown_without_its_password_wherever_it_is() -> None:
     assert "schema=jobs" in safe_url("postgresql://bot@h/db?password=x&schema=jobs")
     for url in ("sqlite:////srv/agentbot.db", "sqlite:///agentbot.db", "postgresql://bot@h/db"):
         assert safe_url(url) == url
+
+
+def test_a_payload_nested_past_the_parser_is_bad_input(tmp_path: Path) -> None:
+    payload = tmp_path / "deep.json"
+    payload.write_text('{"a":' * 100_000 + "1" + "}" * 100_000)
+    proc = run(tmp_path, "route", "--event-name", "issues", "--payload", str(payload))
+    _one_clear_line(proc, str(payload), "nested")
+    proc = run(
+        tmp_path,
+        "run",
+        "--repo",
+        str(tmp_path),
+        GITHUB_EVENT_NAME="issues",
+        GITHUB_EVENT_PATH=str(payload),
+    )
+    _one_clear_line(proc, str(payload), "nested")
