@@ -155,3 +155,13 @@ def test_a_payload_nested_past_the_parser_is_bad_input(tmp_path: Path) -> None:
         GITHUB_EVENT_PATH=str(payload),
     )
     _one_clear_line(proc, str(payload), "nested")
+
+
+def test_a_checkout_without_a_remote_is_one_line(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=a", "-c", "user.email=a@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "init"], check=True)
+    proc = run(tmp_path, "cover", "--repo", str(repo), "--base", "main")
+    _one_clear_line(proc, str(repo), "origin")
