@@ -142,12 +142,18 @@ class Settings(BaseSettings):
             return self.github_app_private_key.get_secret_value()
         if self.github_app_private_key_path is not None:
             try:
-                return self.github_app_private_key_path.read_text()
+                return self.github_app_private_key_path.read_text(encoding="utf-8")
             except OSError as exc:
                 raise ConfigError(
                     f"cannot read the App key: {exc.strerror}",
                     path="GITHUB_APP_PRIVATE_KEY_PATH",
                 ) from exc
+            except UnicodeDecodeError:
+                raise ConfigError(
+                    f"{self.github_app_private_key_path} is not UTF-8 text: name the .pem file"
+                    " downloaded from the App's settings page",
+                    path="GITHUB_APP_PRIVATE_KEY_PATH",
+                ) from None
         return None
 
 

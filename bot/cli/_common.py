@@ -131,7 +131,9 @@ def git_out(repo_dir: Path, *args: str) -> str:
     """Run a read-only git command in `repo_dir` (no secrets involved)."""
     proc = subprocess.run(["git", *args], cwd=repo_dir, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise usage_error(f"{repo_dir} is not a usable git checkout: {proc.stderr.strip()}")
+        # git's first line says why; the rest is advice about access rights.
+        why = next((ln.strip() for ln in proc.stderr.splitlines() if ln.strip()), "")
+        raise usage_error(f"{repo_dir} is not a usable git checkout: {why}")
     return proc.stdout.strip()
 
 

@@ -45,8 +45,12 @@ def implement(
     path = tasks_md.resolve()
     if not path.is_file():
         raise usage_error(f"{tasks_md}: no such file")
+    data = path.read_bytes()
     try:
-        plan = parse_tasks(path.read_text(encoding="utf-8"))
+        plan = parse_tasks(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise usage_error(f"{tasks_md}:{line}: not UTF-8 text ({exc.reason})") from None
     except TaskParseError as exc:
         raise usage_error(f"{tasks_md}:{exc.line_number or 0}: {exc}") from exc
     chosen = " ".join([*(selection or []), task or "", f"phase {phase}" if phase else ""]).strip()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated
 
 import typer
@@ -10,6 +11,7 @@ from bot.cli._common import (
     check_repo_name,
     command_env,
     print_result,
+    usage_error,
 )
 from bot.cli.app import app
 from bot.models import Job, JobKind
@@ -33,6 +35,8 @@ def refuel(
 ) -> None:
     """Process open issues with the fix label, in priority order, within --limit and --max-usd."""
     check_repo_name(repo)
+    if max_usd is not None and not math.isfinite(max_usd):
+        raise usage_error(f"--max-usd {max_usd}: give a finite budget in USD (e.g. --max-usd 20)")
     from bot.workflows.handlers import HANDLERS  # loads only when it runs
 
     run = HANDLERS[JobKind.REFUEL]

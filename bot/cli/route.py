@@ -33,6 +33,8 @@ def _read_payload(path: Path) -> Any:
             f"payload file {path} is not valid JSON (line {exc.lineno}, column {exc.colno}):"
             f" {exc.msg}"
         ) from None
+    except RecursionError:
+        raise _fail(f"payload file {path} is nested too deeply to be a webhook payload") from None
 
 
 def _read_config(path: Path | None) -> RepoConfig:

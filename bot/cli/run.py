@@ -36,6 +36,10 @@ def _payload(path: Path) -> dict[str, Any]:
         raise usage_error(f"{path}: the event payload is not UTF-8 JSON") from None
     except json.JSONDecodeError as exc:
         raise usage_error(f"{path}:{exc.lineno}: the event payload is not valid JSON") from exc
+    except RecursionError:
+        raise usage_error(
+            f"{path}: the event payload is nested too deeply to be from GitHub"
+        ) from None
     if not isinstance(data, dict):
         raise usage_error(f"{path}: the event payload is not a JSON object")
     return data

@@ -44,12 +44,16 @@ PASSWORD_FILE = "jobs-password"  # noqa: S105 (a file name, not a secret)
 
 
 def safe_url(url: str) -> str:
-    """The queue URL without a password, for messages."""
+    """The queue URL without a password (in the user part or a `password=` parameter)."""
     parts = urlsplit(url)
-    if parts.password:
-        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-        return parts._replace(netloc=netloc).geturl()
-    return url
+    query = "&".join(
+        f"{p.partition('=')[0]}=***" if p.partition("=")[0].lower() == "password" else p
+        for p in parts.query.split("&")
+    )
+    if not parts.password and query == parts.query:
+        return url  # as given: geturl() would drop sqlite:///'s empty host
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@") if parts.password else None
+    return parts._replace(netloc=netloc or parts.netloc, query=query).geturl()
 
 
 def webhook_secret(settings: Settings) -> tuple[str, Path | None, bool]:
@@ -77,19 +81,30 @@ def _stored(
     if given is not None and given.get_secret_value():
         return given.get_secret_value(), None, False
     path = settings.data_dir / name
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     created = False
     try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         pass
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot create {path} ({exc.strerror or exc}): name a folder you can write",
+            path="AGENTBOT_DATA_DIR",
+        ) from None
     else:
         with os.fdopen(fd, "w") as f:
             f.write(secrets.token_hex(32) + "\n")
         created = True
-    value = path.read_text().strip()
+    try:
+        value = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise ConfigError(
+            f"cannot read it ({why}): delete it to get a new one", path=str(path)
+        ) from None
     if not value:
-        raise ConfigError(f"{path} is empty: delete it to get a new one", path=str(path))
+        raise ConfigError("is empty: delete it to get a new one", path=str(path))
     return value, path, created
 
 
@@ -119,6 +134,7 @@ def _start(
     lease: float,
     poll: float,
     intake: Intake | None = None,
+    queue: JobQueue | None = None,
 ) -> tuple[JobQueue, Metrics, WorkerPool, WorkerDeps]:
     from bot.queue import open_queue
     from bot.wiring import missing_credentials, worker_deps
@@ -129,7 +145,7 @@ def _start(
 
         handlers = HANDLERS
 
-    queue = open_queue(settings.queue)
+    queue = queue or open_queue(settings.queue)
     metrics = Metrics(queue)
     deps = worker_deps(settings, queue, handlers)
     missing = missing_credentials(settings)
@@ -182,13 +198,23 @@ def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
     port: int = typer.Option(8080, min=1, max=65535, help="Port to listen on."),
     workers: int = typer.Option(2, min=0, help="Embedded worker threads (0: receive only)."),
-    lease_seconds: float = typer.Option(300.0, min=0.1, help=LEASE_HELP),
-    poll_seconds: float = typer.Option(1.0, min=0.01, help="Idle workers poll this often."),
+    lease_seconds: float = typer.Option(300.0, min=0.1, max=86400, help=LEASE_HELP),
+    poll_seconds: float = typer.Option(
+        1.0, min=0.01, max=3600, help="Idle workers poll this often."
+    ),
     header_timeout: float = typer.Option(
-        5.0, min=0.1, envvar="AGENTBOT_HEADER_TIMEOUT", help="Seconds to send request headers."
+        5.0,
+        min=0.1,
+        max=3600,
+        envvar="AGENTBOT_HEADER_TIMEOUT",
+        help="Seconds to send request headers.",
     ),
     body_timeout: float = typer.Option(
-        10.0, min=0.1, envvar="AGENTBOT_BODY_TIMEOUT", help="Seconds to send a request body."
+        10.0,
+        min=0.1,
+        max=3600,
+        envvar="AGENTBOT_BODY_TIMEOUT",
+        help="Seconds to send a request body.",
     ),
     max_connections: int = typer.Option(
         1000, min=1, envvar="AGENTBOT_MAX_CONNECTIONS", help="Open connections at most."
@@ -229,12 +255,14 @@ def run_server(
     """The receiver and `workers` embedded workers running `handlers`, until stopped."""
     import uvicorn
 
+    from bot.queue import open_queue
     from bot.worker.intake import Intake
     from webhooks.app import create_app
     from webhooks.server import ServerLimits, guarded_protocol, quiet_repeats
 
     limits = limits or ServerLimits()
     settings = load_settings()
+    queue = open_queue(settings.queue)  # a bad AGENTBOT_QUEUE stops serve before any file
     secret, path, created = webhook_secret(settings)
     password, password_path, _ = jobs_password(settings)
     setup_logging(json_lines=True, secrets=[*_secrets(settings, secret), password])
@@ -250,7 +278,7 @@ def run_server(
     # soon as one is stored (bot.worker.intake.Intake).
     intake = Intake()
     queue, metrics, pool, deps = _start(
-        settings, handlers, workers, lease_seconds, poll_seconds, intake
+        settings, handlers, workers, lease_seconds, poll_seconds, intake, queue
     )
     if pool.workers and deps.github_for is None:
         log.warning("no GitHub credentials configured: deliveries are stored, jobs will fail")
@@ -302,8 +330,10 @@ def run_server(
 @app.command()
 def worker(
     concurrency: int = typer.Option(2, min=1, help="Worker threads in this process."),
-    lease_seconds: float = typer.Option(300.0, min=0.1, help=LEASE_HELP),
-    poll_seconds: float = typer.Option(1.0, min=0.01, help="Idle workers poll this often."),
+    lease_seconds: float = typer.Option(300.0, min=0.1, max=86400, help=LEASE_HELP),
+    poll_seconds: float = typer.Option(
+        1.0, min=0.01, max=3600, help="Idle workers poll this often."
+    ),
 ) -> None:
     """Run workers only, on the configured queue (scale out: many on one PostgreSQL queue)."""
     run_workers(concurrency=concurrency, lease_seconds=lease_seconds, poll_seconds=poll_seconds)

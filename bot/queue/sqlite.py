@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.clock import Clock, SystemClock
-from bot.errors import QueueError
+from bot.errors import ConfigError, QueueError
 from bot.queue import DEFAULT_MAX_ATTEMPTS, Delivery, JobState, QueuedJob
 from bot.queue.base import COLUMNS, QueueBase, claimed
 from bot.queue.ledger import ledger_tables
@@ -107,15 +107,39 @@ class SqliteQueue(QueueBase):
         self._conns_lock = threading.Lock()
         # The queue holds every delivery's payload: only its owner may read it (SQLite gives
         # the -wal and -shm files the database's mode).
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if not self.path.exists():
-            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
-        conn = self._conn()
+        try:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if not self.path.exists():
+                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot create the queue {self.path} ({exc.strerror or exc}): set"
+                " AGENTBOT_DATA_DIR, or AGENTBOT_QUEUE, to a folder you can write",
+                path="AGENTBOT_DATA_DIR",
+            ) from None
+        conn = self._opened()
         with self._write_lock:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.executescript(_SCHEMA + ledger_tables(postgres=False))
 
     # --- plumbing ---------------------------------------------------------------------------
+
+    def _opened(self) -> sqlite3.Connection:
+        # A file that is not a SQLite database is a wrong AGENTBOT_QUEUE, not a crash.
+        try:
+            return self._conn()
+        except QueueError as exc:
+            cause = exc.__cause__
+            if self.path.is_dir() or (
+                isinstance(cause, sqlite3.DatabaseError)
+                and not isinstance(cause, sqlite3.OperationalError)
+            ):
+                raise ConfigError(
+                    f"{self.path} is not a queue database ({cause}): point it at a new file"
+                    " or at agentbot's queue",
+                    path="AGENTBOT_QUEUE",
+                ) from None
+            raise
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)

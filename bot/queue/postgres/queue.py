@@ -9,10 +9,11 @@ from datetime import datetime
 from typing import Any
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import tuple_row
 from psycopg_pool import ConnectionPool
 
-from bot.errors import QueueError
+from bot.errors import ConfigError, QueueError
 from bot.queue import DEFAULT_MAX_ATTEMPTS, Delivery, JobState, QueuedJob
 from bot.queue.base import COLUMNS, QueueBase, claimed
 from bot.queue.postgres.sql import ACQUIRE, DEFER, QUEUE_NAME, SCHEMA_NAME, TASK_NAME, setup
@@ -36,6 +37,14 @@ class PostgresQueue(QueueBase):
         self.max_attempts = max_attempts
         self._workers: dict[str, int] = {}
         self._workers_lock = threading.Lock()
+        try:  # libpq's parse errors quote the password: none of their text is shown
+            password = str(conninfo_to_dict(conninfo).get("password") or "")
+        except psycopg.Error:
+            raise ConfigError(
+                "the PostgreSQL URL does not parse: percent-encode the user name and password"
+                " (% as %25, a space as %20, @ as %40, / as %2F)",
+                path="AGENTBOT_QUEUE",
+            ) from None
         try:
             setup(conninfo, schema)
             self._pool = ConnectionPool(
@@ -47,7 +56,11 @@ class PostgresQueue(QueueBase):
                 timeout=30,
             )
         except psycopg.Error as exc:
-            raise QueueError(f"cannot open the PostgreSQL queue: {exc}") from exc
+            # One line: libpq puts its hint on a line of its own.
+            why = "; ".join(ln.strip() for ln in str(exc).splitlines() if ln.strip())
+            if password:
+                why = why.replace(password, "***")
+            raise QueueError(f"cannot open the PostgreSQL queue: {why}") from exc
 
     def _q(self, sql: str, args: Any = None) -> list[tuple[Any, ...]]:
         """Run one statement in its own transaction."""

@@ -1,0 +1,167 @@
+"""A newcomer's bad input: one line naming the variable or file and the fix, exit 2."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+from pathlib import Path
+
+from tests.test_cli_errors import run
+
+
+def _free_port() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return str(probe.getsockname()[1])
+
+
+def _one_clear_line(proc: subprocess.CompletedProcess[str], *names: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
+    assert len(proc.stderr.splitlines()) == 1, proc.stderr
+    for name in names:
+        assert name in proc.stderr, proc.stderr
+
+
+def test_an_app_key_file_that_is_not_text_is_named(tmp_path: Path) -> None:
+    key = tmp_path / "app.pem"
+    key.write_bytes(b"\xff\xfe\x00 not a key\n")
+    proc = run(
+        tmp_path,
+        "stats",
+        "--backfill",
+        "--repo",
+        "octo/app",
+        GITHUB_APP_ID="1",
+        GITHUB_APP_PRIVATE_KEY_PATH=str(key),
+    )
+    _one_clear_line(proc, "GITHUB_APP_PRIVATE_KEY_PATH", "UTF-8")
+
+
+def test_implement_names_a_tasks_md_that_is_not_utf8(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.md"
+    tasks.write_bytes(b"# Tasks\n\n- [ ] T001 \xff\xfe\n")
+    proc = run(tmp_path, "implement", str(tasks), "--repo", str(tmp_path))
+    _one_clear_line(proc, f"{tasks}:3", "UTF-8")
+
+
+def test_refuel_refuses_an_infinite_budget(tmp_path: Path) -> None:
+    proc = run(
+        tmp_path, "refuel", "octo/app", "--max-usd", "inf", ANTHROPIC_API_KEY="k", GITHUB_TOKEN="t"
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "--max-usd" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_data_dir_that_cannot_be_made_is_named(tmp_path: Path) -> None:
+    for command in ("usage", "stats", "serve"):
+        proc = run(tmp_path, command, AGENTBOT_DATA_DIR="/proc/x")
+        _one_clear_line(proc, "/proc/x")
+
+
+def test_a_queue_file_that_is_not_a_database_is_named(tmp_path: Path) -> None:
+    bogus = tmp_path / "notes.txt"
+    bogus.write_text("these are my notes, not a database\n" * 100)
+    proc = run(tmp_path, "jobs", AGENTBOT_QUEUE=f"sqlite:///{bogus}")
+    _one_clear_line(proc, "AGENTBOT_QUEUE", str(bogus))
+
+
+def test_serve_with_a_bad_queue_writes_nothing(tmp_path: Path) -> None:
+    proc = run(tmp_path, "serve", "--port", _free_port(), AGENTBOT_QUEUE="garbage")
+    _one_clear_line(proc, "AGENTBOT_QUEUE")
+    assert not (tmp_path / "data").exists() or not any((tmp_path / "data").iterdir())
+
+
+def test_a_postgres_password_that_is_not_percent_encoded_is_not_printed(tmp_path: Path) -> None:
+    for password in ("s3cr%t", "pa ss word"):
+        url = f"postgresql://bot:{password}@127.0.0.1:1/agentbot"
+        proc = run(tmp_path, "jobs", AGENTBOT_QUEUE=url)
+        _one_clear_line(proc, "AGENTBOT_QUEUE", "percent-encode")
+        assert password not in proc.stderr + proc.stdout, proc.stderr
+
+
+def test_a_refused_postgres_connection_is_one_line_without_the_password(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed again: nothing listens there
+    url = f"postgresql://bot:hunter2secret@127.0.0.1:{port}/agentbot"
+    proc = run(tmp_path, "jobs", AGENTBOT_QUEUE=url)
+    assert proc.returncode == 1 and len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert "cannot open the PostgreSQL queue" in proc.stderr and "refused" in proc.stderr
+    assert "hunter2secret" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_serve_and_worker_refuse_infinite_times(tmp_path: Path) -> None:
+    for args in (
+        ("serve", "--lease-seconds", "inf"),
+        ("serve", "--poll-seconds", "inf"),
+        ("serve", "--header-timeout", "inf"),
+        ("serve", "--body-timeout", "1e999"),
+        ("worker", "--lease-seconds", "inf"),
+    ):
+        proc = run(tmp_path, *args)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert args[1] in proc.stderr and "internal error" not in proc.stderr, proc.stderr
+        assert not (tmp_path / "data").exists(), args
+
+
+def test_serve_names_a_stored_secret_it_cannot_read(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    for shape in ("not text", "a folder", "empty"):
+        secret = data / "webhook-secret"
+        if secret.is_dir():
+            secret.rmdir()
+        elif secret.exists():
+            secret.unlink()
+        if shape == "not text":
+            secret.write_bytes(b"\xff\xfe\n")
+        elif shape == "a folder":
+            secret.mkdir()
+        else:
+            secret.write_text("")
+        proc = run(tmp_path, "serve", "--port", _free_port())
+        _one_clear_line(proc, str(secret), "delete it")
+        assert proc.stderr.count(str(secret)) == 1, proc.stderr
+
+
+def test_a_queue_url_is_shown_without_its_password_wherever_it_is() -> None:
+    from bot.cli.serve import safe_url
+
+    for url in (
+        "postgresql://bot:hunter2@db.example/agentbot",
+        "postgresql://bot@db.example/agentbot?password=hunter2&schema=jobs",
+        "postgresql://bot@db.example/agentbot?sslmode=require&PASSWORD=hunter2",
+    ):
+        shown = safe_url(url)
+        assert "hunter2" not in shown and "***" in shown, shown
+        assert shown.startswith("postgresql://bot") and "db.example/agentbot" in shown, shown
+    assert "schema=jobs" in safe_url("postgresql://bot@h/db?password=x&schema=jobs")
+    for url in ("sqlite:////srv/agentbot.db", "sqlite:///agentbot.db", "postgresql://bot@h/db"):
+        assert safe_url(url) == url
+
+
+def test_a_payload_nested_past_the_parser_is_bad_input(tmp_path: Path) -> None:
+    payload = tmp_path / "deep.json"
+    payload.write_text('{"a":' * 100_000 + "1" + "}" * 100_000)
+    proc = run(tmp_path, "route", "--event-name", "issues", "--payload", str(payload))
+    _one_clear_line(proc, str(payload), "nested")
+    proc = run(
+        tmp_path,
+        "run",
+        "--repo",
+        str(tmp_path),
+        GITHUB_EVENT_NAME="issues",
+        GITHUB_EVENT_PATH=str(payload),
+    )
+    _one_clear_line(proc, str(payload), "nested")
+
+
+def test_a_checkout_without_a_remote_is_one_line(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=a", "-c", "user.email=a@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "init"], check=True)
+    proc = run(tmp_path, "cover", "--repo", str(repo), "--base", "main")
+    _one_clear_line(proc, str(repo), "origin")
