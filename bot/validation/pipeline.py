@@ -19,6 +19,7 @@ from bot.clock import Clock, SystemClock
 from bot.config import ValidationConfig
 from bot.models import QualityGateResult, ValidationReport
 from bot.sandbox import Sandbox
+from bot.validation.base_judge import judge_note, judged_by_base
 from bot.validation.baseline import BaseTree, resolve_commit
 from bot.validation.changes import LITTER, TreeGuard, changed_files, exclude
 from bot.validation.check import Check
@@ -100,6 +101,14 @@ class _Pipeline:
         self.disabled = frozenset(s for s in STAGES if getattr(config, s) is None)
 
     def check(self, *, autofix: bool) -> ValidationReport:
+        """Setup (if due) and every stage, with the base's judge files (`base_judge`)."""
+        with judged_by_base(self.repo, self.base) as altered:
+            report = self._check(autofix=autofix)
+        if not altered:
+            return report
+        return report.model_copy(update={"warnings": [*report.warnings, judge_note(altered)]})
+
+    def _check(self, *, autofix: bool) -> ValidationReport:
         """Setup (if due) and every stage; with `autofix`, safe fixers on the change first."""
         env = prepare(
             self.repo, self.config, data_dir=self.data_dir, env=self.base_env,
