@@ -161,3 +161,66 @@ def test_only_the_judging_part_of_a_shared_file_counts() -> None:
                  "jest.config.ts", "vitest.config.mts", ".github/agentbot.yml"]:  # fmt: skip
         assert is_judge_file(name), name
     assert not is_judge_file("src/calc.py") and not is_judge_file("docs/pytest.ini.md")
+
+
+# --- through `agentbot fix` -------------------------------------------------------------------
+
+EDITOR = "str_replace_based_edit_tool"
+NEG = "from calc import add\n\n\ndef test_neg() -> None:\n    assert add(-1, 1) == 0\n"
+NEG_TEST = {"command": "create", "path": "tests/test_neg.py", "file_text": NEG}
+
+
+def make_yaml() -> str:
+    return (
+        "validation:\n  setup: null\n  format: null\n  lint: null\n  typecheck: null\n"
+        "  test: make -s test\n  fix_rounds: 1\n"
+    )
+
+
+def test_the_fixer_rewriting_the_makefile_behind_the_test_command_gets_no_green(
+    tmp_path: Path,
+) -> None:
+    from bot.models import JobStatus
+    from bot.workflows.fix.story import fix_issue
+    from tests.e2e import BUGGY_FILES, REPO, world
+    from tests.fakes.anthropic import finish, reply, tool_use
+    from tests.test_fix_issue import job, seed_issue
+
+    files = {**BUGGY_FILES, "Makefile": f"test:\n\t{PYTEST}\n"}
+    rewrite = {"command": "create", "path": "Makefile",
+               "file_text": "test:\n\t@echo '2 passed in 0.01s'\n"}  # fmt: skip
+    done = reply(finish(summary="add() fixed", root_cause="it subtracted"))
+    script = [reply(tool_use(EDITOR, rewrite), tool_use(EDITOR, NEG_TEST)), done, done, done]
+    with world(tmp_path, script, files=files, repo_yaml=make_yaml()) as w:
+        seed_issue(w)
+        from bot.config import RepoConfig
+
+        result = fix_issue(job(), w.env(RepoConfig.from_text(make_yaml())))
+        bodies = [str(c.json["body"]) for c in w.gh.calls_to("POST", rf"/repos/{REPO}/pulls")]
+    assert result.status != JobStatus.SUCCESS, result
+    assert not [b for b in bodies if "2/2 passed" in b or "✅ passed" in b], bodies
+
+
+def test_a_fix_that_also_edits_the_runner_config_is_a_labelled_draft_naming_it(
+    tmp_path: Path,
+) -> None:
+    from bot.config import RepoConfig
+    from bot.workflows.fix.story import fix_issue
+    from tests.e2e import FIX_EDIT, REPO, TEST_EDIT, fast_validation_yaml, world
+    from tests.fakes.anthropic import finish, reply, tool_use
+    from tests.test_fix_issue import job, seed_issue
+
+    opts = {"command": "create", "path": "pytest.toml", "file_text": '[pytest]\naddopts = ["-q"]\n'}
+    done = reply(finish(summary="add() now adds", root_cause="it subtracted"))
+    edits = [tool_use(EDITOR, e) for e in (FIX_EDIT, TEST_EDIT, opts)]
+    script = [reply(*edits), done, done]
+    with world(tmp_path, script) as w:
+        seed_issue(w)
+        fix_issue(job(), w.env(RepoConfig.from_text(fast_validation_yaml())))
+        create = w.gh.calls_to("POST", rf"/repos/{REPO}/pulls")
+        assert len(create) == 1
+        number = w.gh.pulls(REPO)[-1].number
+        labels = w.gh.labels_on(REPO, number)
+    assert create[0].json["draft"] is True
+    assert "agent-unverified" in labels
+    assert "**Unverified:**" in create[0].json["body"] and "`pytest.toml`" in create[0].json["body"]
