@@ -5,6 +5,7 @@ package resolved inside the run is shown), and a test cannot tell it from the he
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,69 @@ def test_a_test_telling_the_base_run_from_the_head_is_not_proven(tmp_path: Path,
         section = proof_section(w)
     assert "fail on the base commit" not in section, section
     assert "Unproven" in section, section
+
+
+def stage_yaml(test: str) -> RepoConfig:
+    """Only a test stage, with `test` as its command."""
+    return RepoConfig.from_text(
+        "validation:\n  setup: null\n  format: null\n  lint: null\n  typecheck: null\n"
+        f"  test: {test}\n  fix_rounds: 1\n"
+    )
+
+
+UNIT = """import unittest
+
+from calc import add
+
+
+class T(unittest.TestCase):
+    def test_{name}(self) -> None:
+        self.assertEqual(add({a}, {b}), {total})
+"""
+
+
+def test_a_unittest_project_is_proven_by_unittest_itself(tmp_path: Path) -> None:
+    files = {
+        "calc.py": BUGGY_FILES["calc.py"],
+        "tests/__init__.py": "",
+        "tests/test_calc.py": UNIT.format(name="big", a=3, b=0, total=3),
+    }
+    new = {"command": "create", "path": "tests/test_neg.py",
+           "file_text": UNIT.format(name="neg", a=-1, b=1, total=0)}  # fmt: skip
+    script = [reply(tool_use(EDITOR, FIX_EDIT), tool_use(EDITOR, new)), DONE, DONE]
+    command = f"{sys.executable} -m unittest discover -s tests -t ."
+    with world(tmp_path, script, files=files) as w:
+        seed_issue(w)
+        result = fix_issue(job(), w.env(stage_yaml(command)))
+        assert result.status == JobStatus.SUCCESS, result.error
+        section = proof_section(w)
+    assert "fail on the base commit" in section, section
+    assert "`tests.test_neg.T.test_neg`" in section, section
+    assert "`calc.py` imported from the base checkout" in section, section
+
+
+NODE_TEST = """const test = require('node:test');
+const assert = require('node:assert');
+const {{ add }} = require('../add.js');
+
+test('{name}', () => {{ assert.strictEqual(add({a}, {b}), {total}); }});
+"""
+
+
+def test_a_node_test_project_is_proven_by_node_itself(tmp_path: Path) -> None:
+    files = {
+        "add.js": "exports.add = (a, b) => a - b;\n",
+        "test/big.test.js": NODE_TEST.format(name="big", a=3, b=0, total=3),
+        "package.json": '{"name": "calc", "scripts": {"test": "node --test"}}\n',
+    }
+    fix = {"command": "str_replace", "path": "add.js", "old_str": "a - b", "new_str": "a + b"}
+    new = {"command": "create", "path": "test/neg.test.js",
+           "file_text": NODE_TEST.format(name="neg", a=-1, b=1, total=0)}  # fmt: skip
+    script = [reply(tool_use(EDITOR, fix), tool_use(EDITOR, new)), DONE, DONE]
+    with world(tmp_path, script, files=files) as w:
+        seed_issue(w)
+        result = fix_issue(job(), w.env(stage_yaml("npm test")))
+        assert result.status == JobStatus.SUCCESS, result.error
+        section = proof_section(w)
+    assert "fail on the base commit" in section, section
+    assert "neg" in section.split("| --- | --- | --- |")[1], section

@@ -33,6 +33,7 @@ from bot.workflows.steps.proof.trees import (
     generated,
     lay,
     module_under_test,
+    python_of,
     resolved,
     runner_of,
     tree,
@@ -111,8 +112,8 @@ def prove(ws: Workspace, base_sha: str, workenv: WorkEnv | None, *, clock: Clock
         return Proof(NOT_CHECKED, note="the change adds or edits no test")
     if workenv is None or workenv.stage_env is None or workenv.test is None:
         return Proof(NOT_CHECKED, tests, note="no test command was resolved")
-    runner = runner_of(workenv.test.runner, workenv.test.command)
-    command = direct(runner, tests)
+    runner = runner_of(workenv.test.runner, workenv.test.command, ws.path)
+    command = direct(runner, tests, workenv.test.command)
     if command is None:
         return Proof(NOT_CHECKED, tests, note=f"the {runner} runner is not checked")
     module = module_under_test(ws.changed_files(base_sha)) if runner in _PY else ""
@@ -190,8 +191,10 @@ def _run(
         writable = [path, *(p for p in senv.writable if p != senv.repo)]
         origin, inside = "", False
         if module:
+            py = shlex.quote(python_of(workenv.test.command))
+            resolve = RESOLVE.replace("python", py, 1) + shlex.quote(module)
             found = run_command(
-                RESOLVE + shlex.quote(module), path, env=env, timeout=120, clock=clock,
+                resolve, path, env=env, timeout=120, clock=clock,
                 sandbox=senv.sandbox, writable=writable, readable=[senv.repo],
             )  # fmt: skip
             origin = resolved(found.output)

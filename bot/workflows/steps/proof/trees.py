@@ -12,6 +12,8 @@ ignored `_version.py`) are copied into both, so the base's package imports too.
 
 from __future__ import annotations
 
+import json
+import re
 import secrets
 import shlex
 import shutil
@@ -22,6 +24,7 @@ from pathlib import Path
 from bot.git import Workspace
 from bot.judge_files import is_judge_file
 from bot.validation.environment import StageEnv
+from bot.validation.parsers import infer_runner
 
 # Variables of agentbot's stage environment the repository's tests could observe and CI
 # does not set (issue #25, item 9): the proof runs without them.
@@ -82,21 +85,41 @@ def env_for(senv: StageEnv, path: Path, runner: str) -> dict[str, str]:
     return env
 
 
-def runner_of(runner: str, command: str) -> str:
-    """The runner the proof drives (`unittest` when the test command names it)."""
-    if "unittest" in command.split() or "unittest" in command:
+def runner_of(runner: str, command: str, repo: Path) -> str:
+    """The runner the proof drives: `unittest` when the test command names it, the runner of
+    package.json's `test` script behind `npm test` (and the like)."""
+    if "unittest" in command:
         return "unittest"
+    if runner == "auto" and re.search(r"\b(npm|yarn|pnpm)( run)? test\b", command):
+        try:
+            script = json.loads((repo / "package.json").read_text())["scripts"]["test"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return runner
+        return infer_runner(str(script), runner)
     return runner
 
 
-def direct(runner: str, tests: list[str]) -> str | None:
+def python_of(command: str) -> str:
+    """The interpreter a Python test command names (`/venv/bin/python3 -m pytest`), else
+    `python` (the environment's: the project's venv comes first on PATH)."""
+    for word in command.split():
+        name = word.rsplit("/", 1)[-1]
+        if re.fullmatch(r"python[\d.]*", name):
+            return word
+        if name in ("pytest", "py.test") and "/" in word:
+            return str(Path(word).parent / "python")
+    return "python"
+
+
+def direct(runner: str, tests: list[str], command: str = "") -> str | None:
     """The runner itself on `tests` (never a wrapper's command chain); None: not driven."""
     quoted = " ".join(shlex.quote(t) for t in tests)
+    py = shlex.quote(python_of(command))
     if runner == "pytest":
-        return f"python -m pytest -p no:cacheprovider -rfE {quoted}"
+        return f"{py} -m pytest -p no:cacheprovider -rfE {quoted}"
     if runner == "unittest":
         mods = " ".join(shlex.quote(t.removesuffix(".py").replace("/", ".")) for t in tests)
-        return f"python -m unittest -v {mods}"
+        return f"{py} -m unittest -v {mods}"
     if runner == "node":
         return f"node --test {quoted}"
     if runner in ("jest", "mocha"):
