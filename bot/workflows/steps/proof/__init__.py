@@ -191,7 +191,7 @@ def _run(
         writable = [path, *(p for p in senv.writable if p != senv.repo)]
         origin, inside = "", False
         if module:
-            py = shlex.quote(python_of(workenv.test.command))
+            py = shlex.quote(python_of(workenv.test.command if workenv.test else ""))
             resolve = RESOLVE.replace("python", py, 1) + shlex.quote(module)
             found = run_command(
                 resolve, path, env=env, timeout=120, clock=clock,
