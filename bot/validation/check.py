@@ -130,7 +130,7 @@ class Check:
             note = f"tool missing: `{missing}` is not installed (not on PATH)"
             return gate.model_copy(update={"warning": _join(gate.warning, note)}), None, [], []
         before = self.guard.snapshot()
-        result = self._run(command)
+        result = self._run(command, stage)
         settled = self.guard.settle(before)
         kept = result.model_copy(update={"output": clip(result.output)})
         outside = [p for p in settled.restored if self.changed is None or p not in self.changed]
@@ -170,11 +170,16 @@ class Check:
         judged = judge_diagnostics(gate, spec, result, found, base, lambda: self.maps)
         return self._base_note(judged), None, [], []
 
-    def _run(self, command: str) -> CommandResult:
+    def _run(self, command: str, stage: str = "") -> CommandResult:
         """A stage command in the job's sandbox (no network), writing only its own places."""
         senv = self.senv
+        env = senv.env
+        if stage and stage != "test" and senv.profile.name == "rust":
+            # cargo check/clippy leave artefacts the test build would trip on (E0464 multiple
+            # candidates for rmeta): each stage builds apart, the tests in the project's own.
+            env = {**env, "CARGO_TARGET_DIR": str(senv.cache / f"target-{stage}")}
         return run_command(
-            command, senv.repo, env=senv.env, timeout=self.timeout, clock=self.clock,
+            command, senv.repo, env=env, timeout=self.timeout, clock=self.clock,
             sandbox=senv.sandbox, writable=senv.writable,
         )  # fmt: skip
 
@@ -217,7 +222,7 @@ class Check:
             if command is None:
                 continue
             snap = self.guard.snapshot()
-            self._run(command)
+            self._run(command, stage)
             fixed |= set(self.guard.settle(snap, keep=set(scope)).modified)
         if not fixed:
             return report
