@@ -145,3 +145,78 @@ def test_a_node_test_project_is_proven_by_node_itself(tmp_path: Path) -> None:
         section = proof_section(w)
     assert "fail on the base commit" in section, section
     assert "neg" in section.split("| --- | --- | --- |")[1], section
+
+
+JEST_TEST = """const {{ add }} = require('../add.js');
+
+test('{name}', () => {{ expect(add({a}, {b})).toBe({total}); }});
+"""
+VITEST_TEST = """import {{ expect, test }} from 'vitest';
+import {{ add }} from '../add.js';
+
+test('{name}', () => {{ expect(add({a}, {b})).toBe({total}); }});
+"""
+
+
+@pytest.mark.parametrize("runner", ["jest", "vitest"])
+def test_a_jest_or_vitest_project_is_proven_by_its_runner(tmp_path: Path, runner: str) -> None:
+    from tests.cover_tools import jest_modules, vitest_modules
+
+    modules = jest_modules() if runner == "jest" else vitest_modules()
+    text = JEST_TEST if runner == "jest" else VITEST_TEST
+    esm = runner == "vitest"
+    export = "export const add" if esm else "exports.add"
+    kind = ', "type": "module"' if esm else ""
+    files = {
+        "add.js": f"{export} = (a, b) => a - b;\n",
+        "test/big.test.js": text.format(name="big", a=3, b=0, total=3),
+        "package.json": f'{{"name": "calc"{kind}, "scripts": {{"test": "{runner}"}}}}\n',
+        ".gitignore": "node_modules\n",
+    }
+    fix = {"command": "str_replace", "path": "add.js", "old_str": "a - b", "new_str": "a + b"}
+    new = {"command": "create", "path": "test/neg.test.js",
+           "file_text": text.format(name="neg", a=-1, b=1, total=0)}  # fmt: skip
+    script = [reply(tool_use(EDITOR, fix), tool_use(EDITOR, new)), DONE, DONE]
+    command = f"node_modules/.bin/{runner}" + (" run" if esm else "")
+    config = RepoConfig.from_text(
+        f"validation:\n  setup: ln -sfn {modules} node_modules\n  format: null\n  lint: null\n"
+        f"  typecheck: null\n  test: {command}\n  fix_rounds: 1\n"
+    )
+    with world(tmp_path, script, files=files) as w:
+        seed_issue(w)
+        result = fix_issue(job(), w.env(config))
+        assert result.status == JobStatus.SUCCESS, result.error
+        section = proof_section(w)
+    assert "fail on the base commit" in section, section
+    assert "neg" in section.split("| --- | --- | --- |")[1], section
+
+
+GO_TEST = """package calc
+
+import "testing"
+
+func Test{name}(t *testing.T) {{
+	if got := Add({a}, {b}); got != {total} {{
+		t.Fatalf("Add = %d, want {total}", got)
+	}}
+}}
+"""
+
+
+def test_a_go_project_is_proven_by_go_test(tmp_path: Path) -> None:
+    files = {
+        "go.mod": "module example.com/calc\n\ngo 1.21\n",
+        "calc.go": "package calc\n\n// Add adds.\nfunc Add(a, b int) int { return a - b }\n",
+        "big_test.go": GO_TEST.format(name="Big", a=3, b=0, total=3),
+    }
+    fix = {"command": "str_replace", "path": "calc.go", "old_str": "a - b", "new_str": "a + b"}
+    new = {"command": "create", "path": "neg_test.go",
+           "file_text": GO_TEST.format(name="Neg", a=-1, b=1, total=0)}  # fmt: skip
+    script = [reply(tool_use(EDITOR, fix), tool_use(EDITOR, new)), DONE, DONE]
+    with world(tmp_path, script, files=files) as w:
+        seed_issue(w)
+        result = fix_issue(job(), w.env(stage_yaml("go test ./...")))
+        assert result.status == JobStatus.SUCCESS, result.error
+        section = proof_section(w)
+    assert "fail on the base commit" in section, section
+    assert "TestNeg" in section, section
