@@ -220,3 +220,32 @@ def test_a_go_project_is_proven_by_go_test(tmp_path: Path) -> None:
         section = proof_section(w)
     assert "fail on the base commit" in section, section
     assert "TestNeg" in section, section
+
+
+RUST_TEST = """use calc::add;
+
+#[test]
+fn {name}() {{
+    assert_eq!(add({a}, {b}), {total});
+}}
+"""
+
+
+def test_a_rust_project_is_proven_by_cargo_test(tmp_path: Path) -> None:
+    files = {
+        "Cargo.toml": '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n',
+        "src/lib.rs": "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n",
+        "tests/big.rs": RUST_TEST.format(name="big", a=3, b=0, total=3),
+        ".gitignore": "target\n",
+    }
+    fix = {"command": "str_replace", "path": "src/lib.rs", "old_str": "a - b", "new_str": "a + b"}
+    new = {"command": "create", "path": "tests/neg.rs",
+           "file_text": RUST_TEST.format(name="neg", a=-1, b=1, total=0)}  # fmt: skip
+    script = [reply(tool_use(EDITOR, fix), tool_use(EDITOR, new)), DONE, DONE]
+    with world(tmp_path, script, files=files) as w:
+        seed_issue(w)
+        result = fix_issue(job(), w.env(stage_yaml("cargo test")))
+        assert result.status == JobStatus.SUCCESS, result.error
+        section = proof_section(w)
+    assert "fail on the base commit" in section, section
+    assert "neg" in section.split("| --- | --- | --- |")[1], section
