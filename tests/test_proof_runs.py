@@ -249,3 +249,28 @@ def test_a_rust_project_is_proven_by_cargo_test(tmp_path: Path) -> None:
         section = proof_section(w)
     assert "fail on the base commit" in section, section
     assert "neg" in section.split("| --- | --- | --- |")[1], section
+
+
+def test_a_version_module_generated_at_setup_is_there_in_both_runs(tmp_path: Path) -> None:
+    init = "from calc._version import VERSION\n\n\n" + BUGGY_FILES["calc.py"]
+    files = {
+        "src/calc/__init__.py": init,
+        "tests/test_calc.py": BUGGY_FILES["tests/test_calc.py"],
+        "pyproject.toml": BUGGY_FILES["pyproject.toml"]
+        + '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+        ".gitignore": "src/calc/_version.py\n",
+    }
+    setup = "printf 'VERSION = 1\\\\n' > src/calc/_version.py"
+    config = RepoConfig.from_text(
+        f'validation:\n  setup: "{setup}"\n  format: null\n  lint: null\n  typecheck: null\n'
+        f"  test: {sys.executable} -m pytest -q -p no:cacheprovider\n  fix_rounds: 1\n"
+    )
+    fix = {**FIX_EDIT, "path": "src/calc/__init__.py"}
+    script = [reply(tool_use(EDITOR, fix), tool_use(EDITOR, TEST_EDIT)), DONE]
+    with world(tmp_path, script, files=files) as w:
+        seed_issue(w)
+        result = fix_issue(job(), w.env(config))
+        assert result.status == JobStatus.SUCCESS, result.error
+        section = proof_section(w)
+    assert "fail on the base commit" in section, section
+    assert "`src/calc/__init__.py` imported from the base checkout" in section, section
