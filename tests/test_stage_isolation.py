@@ -92,3 +92,34 @@ def test_cargo_check_and_lint_build_apart_from_the_tests(tmp_path: Path) -> None
     }
     assert seen["test"] == "target=default", seen
     assert seen["lint"] != seen["typecheck"] and "default" not in seen["lint"] + seen["typecheck"]
+
+
+POISONED = """import os
+
+
+def test_no_leftovers() -> None:
+    assert not os.path.exists("build/poison")
+"""
+
+
+def test_a_failure_left_by_an_earlier_stage_is_confirmed_on_a_clean_head(tmp_path: Path) -> None:
+    files = {
+        "calc.py": "def add(a, b):\n    return a + b\n",
+        "tests/test_left.py": POISONED,
+        "pyproject.toml": PROJECT,
+        ".gitignore": "build/\n",
+    }
+    repo = checkout(tmp_path, files)
+    base = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    (repo / "calc.py").write_text("def add(a, b):\n    return b + a\n")
+    # An earlier stage leaves an ignored artefact behind (a shared build folder).
+    cfg = ValidationConfig(
+        setup=None, format=None, typecheck=None, lint="mkdir -p build && touch build/poison",
+        test=f"{sys.executable} -m pytest -q -p no:cacheprovider",
+    )  # fmt: skip
+    report = run_validation(repo, cfg, data_dir=tmp_path / "data", base_sha=base)
+    gate = next(g for g in report.gates if g.gate_name == "test")
+    assert report.passed, gate
+    assert "clean checkout" in gate.warning, gate.warning

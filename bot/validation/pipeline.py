@@ -23,6 +23,7 @@ from bot.validation.base_judge import judge_note, judged_by_base
 from bot.validation.baseline import BaseTree, resolve_commit
 from bot.validation.changes import LITTER, TreeGuard, changed_files, exclude
 from bot.validation.check import Check
+from bot.validation.clean_head import confirm
 from bot.validation.discovery import candidates
 from bot.validation.environment import StageEnv, build_stage_env
 from bot.validation.install import INSTALLER_VAR, plan_setup, run_setup
@@ -128,6 +129,8 @@ class _Pipeline:
             report = check.run(env.setup)
             if autofix and not report.passed:
                 report = check.autofix(report, env.setup)
+            if self.base is not None and not report.passed:
+                report = confirm(report, env.senv, self.base, timeout=timeout, clock=self.clock)
         finally:
             if base is not None:
                 base.close()
