@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from bot.git import Workspace
-from bot.judge_files import is_judge_file
+from bot.judge_files import changed_judge, is_judge_file
 from bot.validation.environment import StageEnv
 from bot.validation.parsers import infer_runner
 
@@ -49,9 +49,11 @@ def tree(ws: Workspace, base_sha: str, senv: StageEnv) -> Iterator[Path | None]:
 def lay(ws: Workspace, dest: Path, files: list[str], deleted: list[str] | None = None) -> None:
     """Copy `files` from the workspace into `dest` (and remove `deleted` there)."""
     for rel in files:
-        if is_judge_file(rel) and not rel.endswith("conftest.py"):
-            continue  # the base's judge in both runs
         target = dest / rel
+        if is_judge_file(rel) and not rel.endswith("conftest.py"):
+            base = target.read_bytes() if target.is_file() else None
+            if changed_judge({rel: (base, (ws.path / rel).read_bytes())}):
+                continue  # the base's judge in both runs (a dependency added is no judge)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(ws.path / rel, target)
     for rel in deleted or []:
