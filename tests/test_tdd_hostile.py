@@ -146,3 +146,30 @@ def test_a_pushed_cycle_commit_that_changed_nothing_is_no_cycle(tmp_path: Path) 
         body = w.gh.pulls(REPO)[-1].body or ""
     for text in FORGED.values():
         assert f"{text} — ✅" not in body, body
+
+
+PYTEST_CONFIGS = {
+    "pytest.ini": "[pytest]\\naddopts = --co\\n",
+    ".pytest.ini": "[pytest]\\naddopts = --co\\n",
+    "pytest.toml": '[pytest]\\naddopts = [\\"--co\\"]\\n',
+    ".pytest.toml": '[pytest]\\naddopts = [\\"--co\\"]\\n',
+    "tox.ini": "[pytest]\\naddopts = --co\\n",
+    "setup.cfg": "[tool:pytest]\\naddopts = --co\\n",
+}
+
+
+@pytest.mark.parametrize("name", list(PYTEST_CONFIGS))
+def test_a_runner_configured_through_any_pytest_config_file_is_no_green(
+    tmp_path: Path, name: str
+) -> None:
+    # Issue #25: pytest reads pytest.toml and .pytest.ini too; the guard knew neither.
+    line = STUB.split(" && printf")[0] + f" && printf '{PYTEST_CONFIGS[name]}' > {name}"
+    stub = (f"-f /nonexistent; {line}", None)
+    cyc = {1: Cycle(1, TESTS, [IMPORT + ONE], "test_one", [stub] * 3)}
+    with world(tmp_path, [TddTeam(cyc)] * 200, files=FILES) as w:
+        tdd(issue(w), w.env(config()))
+        subjects = pushed(w.remote)
+        reasons = [str(v["reason"]) for v in transcript_verdicts(w.tmp / "data")]
+    assert "feat(roman-numerals): 1 is I" not in subjects, subjects
+    refused = "refused: test files may not change, nor the test runner's configuration"
+    assert [r for r in reasons if r.startswith(refused) and f"`{name}`" in r], reasons

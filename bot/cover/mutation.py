@@ -191,3 +191,11 @@ def replace_source(root: Path, rel: str, data: bytes) -> None:
     # cache lives (PYTHONPYCACHEPREFIX), so the new version gets a later second.
     stamp = max(time.time(), before + 1)
     os.utime(path, (stamp, stamp), follow_symlinks=False)
+
+
+def equivalent(source: bytes, path: str) -> bytes:
+    """The same code with a comment line added at its end: behaves the same, differs in bytes,
+    size and mtime. Tests that fail on it tell the file apart, not its behaviour (a conftest
+    hashing the source would "kill" every mutant): no mutant can judge them."""
+    mark = b"#" if path.endswith((".py", ".rb", ".sh")) else b"//"
+    return source + (b"" if source.endswith(b"\n") else b"\n") + mark + b" agentbot: unchanged\n"

@@ -84,7 +84,7 @@ class BaseTree:
         result = run_command(
             command,
             tmp,
-            env=_borrowed_env(senv, tmp),
+            env=_borrowed_env(senv, tmp, stage),
             timeout=self.timeout,
             clock=self.clock,
             sandbox=senv.sandbox,
@@ -139,7 +139,7 @@ class BaseTree:
         self.path = None
 
 
-def _borrowed_env(senv: StageEnv, tmp: Path) -> dict[str, str]:
+def _borrowed_env(senv: StageEnv, tmp: Path, stage: str = "test") -> dict[str, str]:
     """The workspace's stage environment, pointed at the base checkout's own code.
 
     The workspace's dependencies are borrowed rather than installed again: Python puts
@@ -158,7 +158,7 @@ def _borrowed_env(senv: StageEnv, tmp: Path) -> dict[str, str]:
             str(senv.repo / "node_modules" / ".bin"), str(link / ".bin")
         )
     if name == "rust":
-        target = senv.data_dir / "cache" / workspace_key(senv.repo) / "baseline-target"
+        target = senv.data_dir / "cache" / workspace_key(senv.repo) / f"baseline-target-{stage}"
         env["CARGO_TARGET_DIR"] = str(target)
     return env
 

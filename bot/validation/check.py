@@ -130,7 +130,7 @@ class Check:
         if missing is not None:
             return self._unverified(gate, missing), None, [], []
         before = self.guard.snapshot()
-        result = self._run(command)
+        result = self._run(command, stage)
         settled = self.guard.settle(before)
         kept = result.model_copy(update={"output": clip(result.output)})
         outside = [p for p in settled.restored if self.changed is None or p not in self.changed]
@@ -174,11 +174,16 @@ class Check:
         note = how_to_declare(tool, self.senv.profile.name)
         return gate.model_copy(update={"warning": _join(gate.warning, note), "missing_tool": tool})
 
-    def _run(self, command: str) -> CommandResult:
+    def _run(self, command: str, stage: str = "") -> CommandResult:
         """A stage command in the job's sandbox (no network), writing only its own places."""
         senv = self.senv
+        env = senv.env
+        if stage and stage != "test" and senv.profile.name == "rust":
+            # cargo check/clippy leave artefacts the test build would trip on (E0464 multiple
+            # candidates for rmeta): each stage builds apart, the tests in the project's own.
+            env = {**env, "CARGO_TARGET_DIR": str(senv.cache / f"target-{stage}")}
         return run_command(
-            command, senv.repo, env=senv.env, timeout=self.timeout, clock=self.clock,
+            command, senv.repo, env=env, timeout=self.timeout, clock=self.clock,
             sandbox=senv.sandbox, writable=senv.writable,
         )  # fmt: skip
 
@@ -221,7 +226,7 @@ class Check:
             if command is None:
                 continue
             snap = self.guard.snapshot()
-            self._run(command)
+            self._run(command, stage)
             fixed |= set(self.guard.settle(snap, keep=set(scope)).modified)
         if not fixed:
             return report

@@ -26,11 +26,11 @@ from bot.secrets import agent_env
 from bot.validation.node import manager_bin
 from bot.validation.profiles import Profile
 
-# Set unless the caller's environment says otherwise: non-interactive, no colour codes.
+# Set unless the caller's environment says otherwise: non-interactive, as on CI. Nothing a
+# repository's tests could observe that its CI does not set (#25): no NO_COLOR/FORCE_COLOR
+# (the output is no terminal: tools print no colour codes anyway, and parsers strip them).
 _DEFAULTS = {
     "CI": "true",
-    "NO_COLOR": "1",
-    "FORCE_COLOR": "0",
     "PIP_DISABLE_PIP_VERSION_CHECK": "1",
     "PIP_NO_INPUT": "1",
     "UV_NO_PROGRESS": "1",
@@ -156,8 +156,8 @@ def build_stage_env(
     for name, folder in _PACKAGE_CACHES.items():
         env[name] = str(packages / folder)
     if profile.venv:
-        # Tool caches outside the workspace, so validating leaves no untracked files.
-        env.setdefault("PYTHONPYCACHEPREFIX", str(cache / "pycache"))
+        # Tool caches outside the workspace, so validating leaves no untracked files. No
+        # PYTHONPYCACHEPREFIX: tests may check where bytecode lands (runner.drop_bytecode).
         env.setdefault("MYPY_CACHE_DIR", str(cache / "mypy"))
         env.setdefault("RUFF_CACHE_DIR", str(cache / "ruff"))
     return StageEnv(

@@ -19,9 +19,11 @@ from bot.clock import Clock, SystemClock
 from bot.config import ValidationConfig
 from bot.models import QualityGateResult, ValidationReport
 from bot.sandbox import Sandbox
+from bot.validation.base_judge import judge_note, judged_by_base
 from bot.validation.baseline import BaseTree, resolve_commit
 from bot.validation.changes import LITTER, TreeGuard, changed_files, exclude
 from bot.validation.check import Check
+from bot.validation.clean_head import confirm
 from bot.validation.discovery import candidates
 from bot.validation.environment import StageEnv, build_stage_env
 from bot.validation.install import INSTALLER_VAR, plan_setup, run_setup
@@ -104,6 +106,14 @@ class _Pipeline:
         self.commands_from: Path | None = None
 
     def check(self, *, autofix: bool) -> ValidationReport:
+        """Setup (if due) and every stage, with the base's judge files (`base_judge`)."""
+        with judged_by_base(self.repo, self.base) as altered:
+            report = self._check(autofix=autofix)
+        if not altered:
+            return report
+        return report.model_copy(update={"warnings": [*report.warnings, judge_note(altered)]})
+
+    def _check(self, *, autofix: bool) -> ValidationReport:
         """Setup (if due) and every stage; with `autofix`, safe fixers on the change first."""
         env = prepare(
             self.repo, self.config, data_dir=self.data_dir, env=self.base_env,
@@ -124,6 +134,8 @@ class _Pipeline:
             report = check.run(env.setup)
             if autofix and not report.passed:
                 report = check.autofix(report, env.setup)
+            if self.base is not None and not report.passed:
+                report = confirm(report, env.senv, self.base, timeout=timeout, clock=self.clock)
         finally:
             if base is not None:
                 base.close()

@@ -84,16 +84,25 @@ def clip(text: str, limit: int = OUTPUT_LIMIT) -> str:
     return f"{text[:head]}\n[... {cut} characters cut ...]\n{text[-tail:]}"
 
 
+_NOT_THE_PROJECT = frozenset({".git", ".venv", "venv", "node_modules", ".tox", ".nox"})
+
+
 def drop_bytecode(cwd: Path, env: Mapping[str, str]) -> None:
-    """Forget the bytecode cached for the files under `cwd` (PYTHONPYCACHEPREFIX mirrors it).
+    """Forget the bytecode cached for the files under `cwd`: its `__pycache__` folders (and
+    their mirror under PYTHONPYCACHEPREFIX, for a caller that still sets it).
 
     A .pyc is trusted while its source's mtime (whole seconds) and size match: a same-size
     change within the second (`'` to `"` by a formatter, a fix round, a workspace reused by
-    the next job) would run the old text. Installed packages elsewhere stay cached.
+    the next job) would run the old text. Stages run without a bytecode prefix, as the
+    repository's CI does (tests may check where .pyc files land, #25), so the cache sits in
+    the tree and is deleted here. Installed packages elsewhere stay cached.
     """
     prefix = env.get("PYTHONPYCACHEPREFIX")
     if prefix:
         shutil.rmtree(Path(prefix, *cwd.resolve().parts[1:]), ignore_errors=True)
+    for folder in cwd.rglob("__pycache__"):
+        if not _NOT_THE_PROJECT.intersection(folder.relative_to(cwd).parts):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def run_command(
@@ -164,6 +173,7 @@ def run_command(
             timer.join()  # no signal may come after the group id could be reused
             _kill_group(proc.pid, signal.SIGKILL)  # children left behind (daemons, `&` jobs)
         timed_out = fired.is_set()
+        drop_bytecode(cwd, env)  # and leave none behind in the checkout
         out.seek(0)
         output = out.read().decode("utf-8", errors="replace")
     if timed_out:

@@ -13,7 +13,7 @@ from bot import treefs
 from bot.cover.discovery import ChangedMethod
 from bot.cover.languages import language_for
 from bot.cover.metadata import WrittenTests
-from bot.cover.mutation import mutants, replace_source
+from bot.cover.mutation import equivalent, mutants, replace_source
 from bot.cover.prune import drop_tests
 from bot.cover.results import CaseResult
 from bot.cover.runners import SuiteRunner
@@ -57,6 +57,13 @@ def review(
     return Review(kept=kept, dropped=dropped, mutants=total, killed=killed, files=files)
 
 
+_TELLS = (
+    "the new tests fail on an equivalent copy of the code (a comment added at its end): they"
+    " tell the file apart (its bytes, hash or time), not its behaviour, so no mutant can judge"
+    " them"
+)
+
+
 def _fail(method: ChangedMethod, reason: str) -> CoverStageError:
     return CoverStageError("reviewer", method.id, reason)
 
@@ -82,6 +89,11 @@ def _mutate(
     kills = {t.id: 0 for t in new}
     killed = 0
     try:
+        if found:
+            replace_source(ctx.ws_path, method.path, equivalent(original, method.path))
+            control = runner.run(files, timeout=timeout)
+            if {t.id for t in control.tests if not t.passed} & kills.keys() or control.timed_out:
+                raise _fail(method, _TELLS)
         for mutant in found:
             replace_source(ctx.ws_path, method.path, mutant.apply(original))
             got = runner.run(files, timeout=timeout)

@@ -35,6 +35,7 @@ from bot.report import (
 )
 from bot.roles import ISSUE_FIXER
 from bot.roles.issue_fixer import issue_task
+from bot.validation.base_judge import judge_changes, judge_note
 from bot.workflows.steps.agents import (
     commit_session,
     concerns,
@@ -94,8 +95,10 @@ class _FixFlow(Flow):
         if not report.passed:
             return self.validation_failed(issue, report)
         self.prove(issue)
+        # A change to how it is judged was judged with the base's files: people see it.
+        altered = judge_changes(self.ws.path, self.base_sha)
         self.publish(issue)
-        return self.open_pr(issue, draft=self.cfg.pull_request.draft)
+        return self.open_pr(issue, draft=self.cfg.pull_request.draft, unverified=altered)
 
     # --- steps ----------------------------------------------------------------------------
 
@@ -256,8 +259,11 @@ class _FixFlow(Flow):
         # Only now is there work on the branch for a failure comment to point at.
         self.result = self.result.model_copy(update={"branch": self.branch})
 
-    def open_pr(self, issue: Issue, *, draft: bool, failed: str = "") -> JobResult:
-        """Open our PR, or update it when a re-run finds it; ask for the reviews it needs."""
+    def open_pr(
+        self, issue: Issue, *, draft: bool, failed: str = "", unverified: list[str] | None = None
+    ) -> JobResult:
+        """Open our PR, or update it when a re-run finds it; ask for the reviews it needs.
+        `unverified`: the judge files the change edits; the PR is a labelled draft naming them."""
         assert self.progress is not None
         flagged = concerns(self.outputs)
         self.result = self.result.model_copy(update={"security_concerns": flagged})
@@ -270,8 +276,12 @@ class _FixFlow(Flow):
             title=self.title or f"fix: {issue.title}",
             body=fix_pr_body(result)
             + (f"\n{self.proof.section()}\n" if self.proof else "")
-            + (f"\n{deviation_section(beyond)}" if beyond else ""),
-            draft=draft or bool(beyond),
+            + (f"
+{deviation_section(beyond)}" if beyond else "")
+            + (f"
+**Unverified:** {judge_note(unverified)}.
+" if unverified else ""),
+            draft=draft or bool(beyond) or bool(unverified),
             concerns=flagged,
         )
         if new:
@@ -279,6 +289,8 @@ class _FixFlow(Flow):
                 self.env, self.repo, pr, self.job.actor, needed=wants_review(self.outputs)
             )
         result = result.model_copy(update={"pr_url": pr.html_url, "pr_number": pr.number})
+        if unverified:
+            self.gh.add_labels(self.repo, pr.number, [self.cfg.labels.unverified])
         if failed:
             self.progress.set(STEPS[2], "failed", failed, publish=False)
             self.progress.finish(pr_footer(result, failed=failed))

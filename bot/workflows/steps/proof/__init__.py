@@ -15,17 +15,29 @@ verdict, and the PR says so.
 from __future__ import annotations
 
 import re
-import secrets
 import shlex
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.clock import Clock
 from bot.git import Workspace
+from bot.models import TestResult
 from bot.validation import run_command
-from bot.validation.changes import TreeGuard
+from bot.validation.parsers import parse_test_counts
+from bot.validation.unittest_counts import parse_unittest
 from bot.workflows.steps.finish_check import is_test
+from bot.workflows.steps.proof.trees import (
+    RESOLVE,
+    direct,
+    env_for,
+    generated,
+    lay,
+    module_under_test,
+    python_of,
+    resolved,
+    runner_of,
+    tree,
+)  # fmt: skip
 from bot.workflows.steps.workenv import WorkEnv
 
 PROVEN, UNPROVEN, ALREADY_PASSES, NOT_CHECKED = "proven", "unproven", "passes-on-base", "unchecked"
@@ -36,6 +48,7 @@ _END = re.compile(r"^=*\s*(?:\d+ \w+(?:, )?)+ in [\d.]+s", re.MULTILINE)
 _E_LINE = re.compile(r"^E\s+(.+)$", re.MULTILINE)
 # The test itself is broken on the base, whatever the fix: no proof.
 _OWN_FAULT = re.compile(r"SyntaxError|IndentationError|fixture '[^']+' not found")
+_PY = ("pytest", "unittest")
 _NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 
 
@@ -99,39 +112,139 @@ def prove(ws: Workspace, base_sha: str, workenv: WorkEnv | None, *, clock: Clock
         return Proof(NOT_CHECKED, note="the change adds or edits no test")
     if workenv is None or workenv.stage_env is None or workenv.test is None:
         return Proof(NOT_CHECKED, tests, note="no test command was resolved")
-    if workenv.test.runner != "pytest":
-        return Proof(NOT_CHECKED, tests, note=f"the {workenv.test.runner} runner is not checked")
-    senv, command = workenv.stage_env, workenv.test.command
-    run = f"{command} {' '.join(shlex.quote(t) for t in tests)}"
-    guard = TreeGuard(ws.path)  # the head run leaves the change as the agent left it
-    before = guard.snapshot()
-    head = run_command(
-        run, ws.path, env=senv.env, timeout=600, clock=clock, sandbox=senv.sandbox,
-        writable=senv.writable,
-    )  # fmt: skip
-    guard.settle(before)
-    head_line = _last_line(head.output)
-    if not head.success:
-        return Proof(UNPROVEN, tests, base_sha, note=f"the tests fail on this branch: {head_line}")
-    base = _on_base(ws, base_sha, tests, run, workenv, clock=clock)
+    runner = runner_of(workenv.test.runner, workenv.test.command, ws.path)
+    command = direct(runner, tests, workenv.test.command)
+    if command is None:
+        return Proof(NOT_CHECKED, tests, note=f"the {runner} runner is not checked")
+    module = module_under_test(ws.changed_files(base_sha)) if runner in _PY else ""
+    head = _run(ws, base_sha, workenv, command, runner, module, head=True, clock=clock)
+    if head is None:
+        return Proof(NOT_CHECKED, tests, note="the commits could not be checked out")
+    if not head.passed:
+        return Proof(UNPROVEN, tests, base_sha, note=f"on this branch {head.why}")
+    base = _run(ws, base_sha, workenv, command, runner, module, head=False, clock=clock)
     if base is None:
         return Proof(NOT_CHECKED, tests, note="the base commit could not be checked out")
-    exit_code, output = base
-    failures = base_failures(output, tests)
-    if exit_code == 0 or not failures:
+    if module and base.origin and not base.origin_in_tree:
+        return Proof(
+            NOT_CHECKED, tests, base_sha,
+            note=f"`{module}` resolves outside the base checkout ({base.origin}): a compiled"
+            " or installed package, so the base's code could not be run (compiled extensions"
+            " are not checked)",
+        )  # fmt: skip
+    return _verdict(ws, base_sha, tests, runner, head, base)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One run of the change's tests in a proof tree."""
+
+    exit_code: int
+    output: str
+    counts: TestResult | None
+    origin: str = ""
+    """Where the package under test resolved, relative to the tree when inside it."""
+    origin_in_tree: bool = False
+
+    @property
+    def passed(self) -> bool:
+        """Exit 0 with a read summary of at least one test, none failing."""
+        c = self.counts
+        return self.exit_code == 0 and c is not None and c.test_count > 0 and c.failed_count == 0
+
+    @property
+    def why(self) -> str:
+        """Why this run is no pass."""
+        if self.counts is None:
+            last = _last_line(self.output)
+            return f"the runner's summary could not be read (exit {self.exit_code}): {last}"
+        if self.counts.test_count == 0:
+            return "no test ran"
+        return f"the tests fail: {_last_line(self.output)}"
+
+
+def _run(
+    ws: Workspace,
+    base_sha: str,
+    workenv: WorkEnv,
+    command: str,
+    runner: str,
+    module: str,
+    *,
+    head: bool,
+    clock: Clock,
+) -> _Run | None:
+    """The change's tests in a fresh tree of the base (with the head's files when `head`)."""
+    senv = workenv.stage_env
+    assert senv is not None
+    changed = ws.changed_files(base_sha)
+    with tree(ws, base_sha, senv) as path:
+        if path is None:
+            return None
+        made = [g for g in generated(ws) if not (path / g).exists()]
+        lay(ws, path, made)
+        if head:
+            lay(ws, path, changed, deleted=_deleted(ws, base_sha))
+        else:
+            lay(ws, path, changed_tests(ws, base_sha))
+        env = env_for(senv, path, runner)
+        writable = [path, *(p for p in senv.writable if p != senv.repo)]
+        origin, inside = "", False
+        if module:
+            py = shlex.quote(python_of(workenv.test.command if workenv.test else ""))
+            resolve = RESOLVE.replace("python", py, 1) + shlex.quote(module)
+            found = run_command(
+                resolve, path, env=env, timeout=120, clock=clock,
+                sandbox=senv.sandbox, writable=writable, readable=[senv.repo],
+            )  # fmt: skip
+            origin = resolved(found.output)
+            if origin and Path(origin).resolve().is_relative_to(path.resolve()):
+                origin, inside = str(Path(origin).resolve().relative_to(path.resolve())), True
+        result = run_command(
+            command, path, env=env, timeout=600, clock=clock, sandbox=senv.sandbox,
+            writable=writable, readable=[senv.repo],
+        )  # fmt: skip
+    output = result.output
+    counts = parse_unittest(output) if runner == "unittest" else parse_test_counts(runner, output)
+    return _Run(result.exit_code, output, counts, origin, inside)
+
+
+def _deleted(ws: Workspace, base_sha: str) -> list[str]:
+    out = ws.git("diff", "--name-only", "-z", "--no-renames", "--diff-filter=D", base_sha)
+    return [p for p in out.split("\0") if p]
+
+
+def _verdict(
+    ws: Workspace, base_sha: str, tests: list[str], runner: str, head: _Run, base: _Run
+) -> Proof:
+    """Proven when the base run fails for the right reason; see the module doc."""
+    shown = (
+        f"; `{base.origin}` imported from the base checkout, `{head.origin}` on this branch"
+        if base.origin
+        else ""
+    )
+    head_line = (_last_line(head.output) + shown)[:300]
+    if runner == "pytest":
+        failures = base_failures(base.output, tests)
+    else:
+        failures = [(t, "failed") for t in (base.counts.failed_tests if base.counts else [])]
+        if not failures and base.exit_code != 0 and base.counts is not None:
+            failures = [(", ".join(tests), _last_line(base.output))]
+    if base.exit_code == 0 or not failures:
         return Proof(
             ALREADY_PASSES, tests, base_sha,
             note=f"the change's tests ({', '.join(tests)}) already pass on the base commit"
             f" `{base_sha[:12]}`, so they do not show the bug this change fixes",
         )  # fmt: skip
-    kinds = {m.group(1) for m in _SUMMARY.finditer(_summary_block(output))}
-    if kinds == {"ERROR"} and (fault := own_fault(ws.path, output)):
+    kinds = {m.group(1) for m in _SUMMARY.finditer(_summary_block(base.output))}
+    pytest_errors_only = runner == "pytest" and kinds == {"ERROR"}
+    if (pytest_errors_only or runner != "pytest") and (fault := own_fault(ws.path, base.output)):
         return Proof(
             UNPROVEN, tests, base_sha,
             note="the change's tests cannot even run on the base commit for a fault of their"
             f" own ({fault}), so they do not show the bug",
         )  # fmt: skip
-    lines = _E_LINE.findall(output)
+    lines = _E_LINE.findall(base.output)
     evidence = [(test, why or (lines[0] if lines else "failed")) for test, why in failures]
     return Proof(PROVEN, tests, base_sha, evidence, head_line)
 
@@ -155,37 +268,6 @@ def _summary_block(output: str) -> str:
     block = output[start:] if start >= 0 else output
     end = _END.search(block)
     return block[: end.end()] if end else block
-
-
-def _on_base(
-    ws: Workspace, base_sha: str, tests: list[str], run: str, workenv: WorkEnv, *, clock: Clock
-) -> tuple[int, str] | None:
-    """Exit code and output of `run` on the base code with the head's test files."""
-    senv = workenv.stage_env
-    assert senv is not None
-    # Named like the workspace (…/<repo>-<job>), no `proof` or sha in it: a test has a
-    # harder time telling the base run from the head's by where it runs.
-    tmp = senv.data_dir / "worktrees" / secrets.token_hex(6) / ws.path.name
-    tmp.parent.mkdir(parents=True, exist_ok=True)
-    added = ws.run(["worktree", "add", "--detach", "--quiet", str(tmp), base_sha], check=False)
-    if added.returncode != 0:
-        return None
-    try:
-        for test in tests:
-            target = tmp / test
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(ws.path / test, target)
-        env = dict(senv.env)
-        env["PYTHONPATH"] = ":".join(str(p) for p in (tmp / "src", tmp))
-        result = run_command(
-            run, tmp, env=env, timeout=600, clock=clock, sandbox=senv.sandbox,
-            writable=[tmp, *(p for p in senv.writable if p != senv.repo)], readable=[senv.repo],
-        )  # fmt: skip
-        return result.exit_code, result.output
-    finally:
-        ws.run(["worktree", "remove", "--force", "--force", str(tmp)], check=False)
-        shutil.rmtree(tmp.parent, ignore_errors=True)
-        ws.run(["worktree", "prune"], check=False)
 
 
 def own_fault(repo: Path, output: str) -> str:

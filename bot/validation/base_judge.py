@@ -1,0 +1,90 @@
+"""The change cannot redefine its judge: validation runs with the base's judge files (issue #25).
+
+The files that define a stage's command or its runner's behaviour (`bot.judge_files`) are
+put back to the base commit's version while the stages run and the change's own version
+afterwards, so a Makefile recipe rewritten to `true` or a pytest plugin loaded through
+`pytest.toml` cannot turn the verdict. The change to them is reported, for people to see
+(the workflows open a draft labelled `agent-unverified` naming the files).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from bot import treefs
+from bot.git import runner
+from bot.judge_files import changed_judge, is_judge_file
+from bot.validation.changes import git
+
+_Saved = tuple[str, bytes] | None
+"""(`file`, bytes) or (`link`, target) as the change left a path; None when it had none."""
+
+
+def base_bytes(repo: Path, base: str, rel: str) -> bytes | None:
+    """The file `rel` at commit `base` (None when the base has no such file); judge files are
+    text, read as UTF-8."""
+    proc = runner.run(["cat-file", "blob", f"{base}:{rel}"], cwd=repo, timeout=300.0, check=False)
+    return proc.stdout.encode() if proc.returncode == 0 else None
+
+
+def judge_changes(repo: Path, base: str) -> list[str]:
+    """The judge files whose judging part the working tree changed since `base`."""
+    tracked = git(repo, "diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", base)
+    untracked = git(repo, "ls-files", "--others", "--exclude-standard", "-z")
+    names = [n for n in dict.fromkeys((tracked + untracked).split("\0")) if n and is_judge_file(n)]
+    return changed_judge({n: (base_bytes(repo, base, n), _head(repo, n)) for n in names})
+
+
+def _head(repo: Path, rel: str) -> bytes | None:
+    what = treefs.kind(repo, rel)
+    if what == "file":
+        return treefs.read_bytes(repo, rel)
+    return b"\0link" if what == "link" else None
+
+
+def _save(repo: Path, rel: str) -> _Saved:
+    what = treefs.kind(repo, rel)
+    if what == "file":
+        return "file", treefs.read_bytes(repo, rel)
+    if what == "link":
+        return "link", treefs.readlink(repo, rel).encode()
+    return None
+
+
+def _put(repo: Path, rel: str, saved: _Saved) -> None:
+    treefs.remove(repo, rel, prune=False)
+    if saved is None:
+        return
+    if saved[0] == "file":
+        treefs.write_bytes(repo, rel, saved[1])
+    else:
+        treefs.symlink(repo, rel, saved[1].decode())
+
+
+@contextmanager
+def judged_by_base(repo: Path, base: str | None) -> Iterator[list[str]]:
+    """Within the block the judge files are the base's; yields the ones the change altered."""
+    if base is None:
+        yield []
+        return
+    changed = judge_changes(repo, base)
+    saved = {rel: _save(repo, rel) for rel in changed}
+    try:
+        for rel in changed:
+            data = base_bytes(repo, base, rel)
+            _put(repo, rel, None if data is None else ("file", data))
+        yield changed
+    finally:
+        for rel, was in saved.items():
+            _put(repo, rel, was)
+
+
+def judge_note(files: list[str]) -> str:
+    """The report's line naming the judge files the change altered."""
+    named = ", ".join(f"`{f}`" for f in files)
+    return (
+        f"the change edits how it is judged ({named}): validated with the base commit's"
+        " version of them; a person must review these edits"
+    )
