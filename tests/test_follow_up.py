@@ -187,7 +187,8 @@ def test_ci_failures_are_fixed_twice_then_agentbot_stops(tmp_path: Path) -> None
         {"command": "create", "path": "tests/test_negative.py", "file_text": NEG_TEST}, "cover"
     )
     second = DOC
-    ci = "on: [push, pull_request]\njobs:\n  lint:\n    runs-on: ubuntu-latest\n    steps:\n      - run: ruff check src\n"
+    ci = "on: [push, pull_request]\njobs:\n  lint:\n    runs-on: ubuntu-latest\n"
+    ci += "    steps:\n      - run: ruff check src\n"
     files = {**BUGGY_FILES, ".github/workflows/ci.yml": ci}
     with world(tmp_path, first + second, files=files, repo_yaml=fast_validation_yaml()) as w:
         seed_pull(w)

@@ -208,7 +208,8 @@ def test_repository_sources_makefile_package_json_and_ci(tmp_path: Path) -> None
     wf = tmp_path / ".github" / "workflows"
     wf.mkdir(parents=True)
     (wf / "ci.yml").write_text(
-        "on: push\njobs:\n  t:\n    steps:\n      - run: uv run mypy src\n      - run: cargo test --verbose\n"
+        "on: push\njobs:\n  t:\n    steps:\n      - run: uv run mypy src\n"
+        "      - run: cargo test --verbose\n"
         "      - run: echo ${{ matrix.x }}\n      - run: |\n          pytest\n          ls\n"
     )
     ci = ci_workflows(tmp_path)

@@ -276,11 +276,8 @@ class _FixFlow(Flow):
             title=self.title or f"fix: {issue.title}",
             body=fix_pr_body(result)
             + (f"\n{self.proof.section()}\n" if self.proof else "")
-            + (f"
-{deviation_section(beyond)}" if beyond else "")
-            + (f"
-**Unverified:** {judge_note(unverified)}.
-" if unverified else ""),
+            + (f"\n{deviation_section(beyond)}" if beyond else "")
+            + (f"\n**Unverified:** {judge_note(unverified)}.\n" if unverified else ""),
             draft=draft or bool(beyond) or bool(unverified),
             concerns=flagged,
         )
