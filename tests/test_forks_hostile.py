@@ -156,7 +156,11 @@ def test_a_forks_code_reads_nothing_and_reaches_nothing_in_the_sandbox(
         pwned = [c.body for c in w.gh.comments_on(REPO, 1) if c.body.startswith("PWNED")]
         seen = found_by_probe(w.llm_requests_text()) + pwned
         everything = " ".join(seen) + json.dumps([c.json for c in w.gh.calls], default=str)
-        if kind == "none":
+        if kind == "none" and host != "conftest":
+            # The fork's Makefile or package.json defines its own judge: the base's runs
+            # in its place (bot/validation/base_judge.py), so the rewrite never ran at all.
+            assert pwned == []
+        elif kind == "none":
             # Unsandboxed, the probe reaches GitHub over loopback with what it read (the
             # environment itself is an allowlist either way).
             assert pwned and f"proc:/proc/{worker.pid}/environ" in pwned[0]
