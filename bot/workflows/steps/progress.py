@@ -26,6 +26,8 @@ class Progress:
     steps: list[Step]
     comment_id: int | None = None
     footer: str = ""
+    previous: str = ""
+    """The reused comment's body before this run: the last report, for `restore`."""
 
     def start(
         self, existing: Sequence[Comment], bot_login: str = "", *, publish: bool = True
@@ -41,7 +43,7 @@ class Progress:
             # Another command's progress comment on the same thread keeps its own.
             ours = c.body.startswith(PROGRESS_MARKER) and c.body.split("\n", 2)[1:2] == head[1:2]
             if mine and ours:
-                self.comment_id = c.id
+                self.comment_id, self.previous = c.id, c.body
         if publish:
             self._publish()
 
@@ -58,12 +60,25 @@ class Progress:
         return next((s.title for s in self.steps if s.state == "running"), None)
 
     def finish(self, footer: str) -> None:
-        """Write the final state: remaining pending steps are marked skipped."""
+        """Write the final state: pending steps are marked skipped, a step still running failed
+        (the run stopped there; a finished comment never shows 🔄)."""
         self.steps = [
-            replace(s, state="skipped") if s.state == "pending" else s for s in self.steps
+            replace(s, state="skipped")
+            if s.state == "pending"
+            else replace(s, state="failed", detail=s.detail or "stopped")
+            if s.state == "running"
+            else s
+            for s in self.steps
         ]
         self.footer = footer
         self._publish()
+
+    def restore(self) -> bool:
+        """Put the last report back (a failed run must not replace it); False when none."""
+        if self.comment_id is None or not self.previous:
+            return False
+        self.github.update_comment(self.repo, self.comment_id, self.previous)
+        return True
 
     def publish(self) -> None:
         """Write the current state (create the comment the first time)."""
