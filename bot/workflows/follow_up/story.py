@@ -52,6 +52,16 @@ def follow_up(job: Job, env: JobEnv) -> JobResult:
     return _FollowUp(job, env).outcome()
 
 
+def nothing_to_do(job: Job, env: JobEnv) -> str | None:
+    """Why a follow-up has nothing to do (a redelivered review, answered), from reads only;
+    the door then writes nothing, not even a check run. None when there is work."""
+    found = _FollowUp(job, env).pending() if job.number is not None else None
+    return found if isinstance(found, str) else None
+
+
+follow_up.nothing_to_do = nothing_to_do  # type: ignore[attr-defined]
+
+
 class _FollowUp(Flow):
     """One follow-up job on one of our pull requests."""
 
@@ -68,20 +78,32 @@ class _FollowUp(Flow):
         """Review thread node ids by first comment id (empty without GraphQL)."""
         self.permitted: dict[str, bool] = {}
         """Whether a login may ask for work, asked once per login in a job."""
+        self.review_has_comments = False
+        """The delivered review brought inline comments (its body is then no request)."""
 
-    def run(self) -> JobResult:
+    def pending(self) -> tuple[list[Thread], str] | str:
+        """(the threads to answer, the review body to carry out), or why there is nothing."""
         self.pr = self.gh.get_pull(self.repo, self.number)
         if not is_ours(self.pr, self.repo, self.cfg) or self.pr.state != "open":
-            raise Stop(self.neutral(f"#{self.number} is not an open pull request of agentbot's"))
-        trigger = self.job.params.get("trigger")
+            return f"#{self.number} is not an open pull request of agentbot's"
         threads: list[Thread] = []
         asked = str(self.job.params.get("review_body") or "")
-        if trigger in ("review", "review_comment"):
+        if self.job.params.get("trigger") in ("review", "review_comment"):
             threads = self.threads_to_answer()
-            if not threads and asked and self.review_answered():
+            # A review with inline comments of its own only introduces them in its body ("see
+            # the comments"): a redelivery after they were answered has nothing to carry out.
+            if not threads and asked and (self.review_has_comments or self.review_answered()):
                 asked = ""
             if not threads and not asked:
-                raise Stop(self.neutral("every review thread is answered"))
+                return "every review thread is answered"
+        return threads, asked
+
+    def run(self) -> JobResult:
+        found = self.pending()
+        if isinstance(found, str):
+            raise Stop(self.neutral(found))
+        threads, asked = found
+        trigger = self.job.params.get("trigger")
         self.checkout()
         if trigger == "ci":
             self.fix_ci()
@@ -103,6 +125,10 @@ class _FollowUp(Flow):
         comments are dropped) and only theirs re-open a thread agentbot answered; a thread
         someone resolved is closed (without GraphQL, none counts as resolved or hidden)."""
         comments = self.gh.list_review_comments(self.repo, self.number)
+        review = self.job.params.get("review_id")
+        self.review_has_comments = review is not None and any(
+            c.review_id == review for c in comments
+        )
         if not open_threads(comments, self.mine):
             return []
         known = self.gh.review_threads(self.repo, self.number) or {}

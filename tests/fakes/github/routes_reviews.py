@@ -31,6 +31,8 @@ class ReviewCommentState:
     line: int
     created_at: str
     in_reply_to: int | None = None
+    review_id: int | None = None
+    """The review it was submitted with (GitHub's `pull_request_review_id`)."""
 
     @property
     def thread(self) -> int:
@@ -48,6 +50,7 @@ def add_review_comment(
     path: str,
     line: int = 1,
     in_reply_to: int | None = None,
+    review_id: int | None = None,
 ) -> ReviewCommentState:
     """Seed an inline comment (a reviewer's); returns it (`.id` starts a thread)."""
     with store.lock:
@@ -63,6 +66,7 @@ def add_review_comment(
             line=line,
             created_at=iso(store.now()),
             in_reply_to=in_reply_to,
+            review_id=review_id,
         )
         store.review_comments[c.id] = c
         return c
@@ -81,7 +85,7 @@ def _json(c: ReviewCommentState, users: dict[str, User], req: Req) -> dict[str, 
         "url": f"{api}/repos/{c.repo}/pulls/comments/{c.id}",
         "html_url": f"{web}/{c.repo}/pull/{c.number}#discussion_r{c.id}",
         "pull_request_url": f"{api}/repos/{c.repo}/pulls/{c.number}",
-        "pull_request_review_id": c.thread,
+        "pull_request_review_id": c.review_id or c.thread,
         "diff_hunk": f"@@ -{c.line},1 +{c.line},1 @@",
         "path": c.path,
         "line": c.line,
