@@ -243,6 +243,8 @@ def test_a_budget_stop_opens_a_draft_and_the_rerun_resumes_at_cycle_3(tmp_path: 
         assert "budget exhausted" in status["known_issues"][0]
         saved = json.loads((folder / "tdd.json").read_text())
         assert [c["cycle"] for c in saved["cycles"]] == [1, 2] and saved["stopped"]
+        assert "agent-failed" in w.gh.labels_on(REPO, job.number or 0)  # README: any failure
+        first_cost = stopped.cost_usd
 
         resumed = tdd(job, w.env(config()))
         assert resumed.status == JobStatus.SUCCESS, resumed.error
@@ -255,6 +257,10 @@ def test_a_budget_stop_opens_a_draft_and_the_rerun_resumes_at_cycle_3(tmp_path: 
         assert "| 1 | 1 is I | `test_one` | missing name | 1/1/0 | none |" in pr.body
         assert "| 3 | 5 is V | `test_five` | assertion | 1/1/1 | none |" in pr.body
         assert "4 of 4 requirement(s) done" in pr.body and "Closes #1" in pr.body
+        # Finished: the failure label goes, the cost and turns count both runs.
+        assert "agent-failed" not in w.gh.labels_on(REPO, job.number or 0)
+        total = first_cost + resumed.cost_usd
+        assert f"${total:.4f}" in pr.body and "24 turns" in pr.body, pr.body
 
 
 def test_an_issue_without_requirements_is_answered_with_the_fix(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ from bot.workflows.cover.result import squash
 from bot.workflows.cover.stages import MethodStages
 from bot.workflows.steps.flow import Flow, Refused
 from bot.workflows.steps.limits import push_guard
-from bot.workflows.steps.progress import Progress
+from bot.workflows.steps.progress import Progress, label_failure
 from bot.workflows.steps.pulls import same_repo_pull
 from bot.workflows.steps.workspace import open_workspace
 
@@ -253,6 +253,13 @@ class CoverRun(Flow):
             update={"summary": summary or message, "items": items or []}
         )
         return self.finished(status, error=error)
+
+    def finished(self, status: JobStatus, *, error: str = "") -> JobResult:
+        """The result; a failure also labels the issue or pull request `labels.failed`."""
+        result = super().finished(status, error=error)
+        if status == JobStatus.FAILED:
+            label_failure(self.gh, self.job.repo, self.job.number, self.cfg.labels.failed)
+        return result
 
     # --- progress comment -----------------------------------------------------------------
 

@@ -40,6 +40,7 @@ from bot.validation.sources import ci_workflows
 from bot.workflows.steps.agents import open_session
 from bot.workflows.steps.flow import Flow, Stop
 from bot.workflows.steps.limits import push_guard, worktree_problems
+from bot.workflows.steps.progress import label_failure
 from bot.workflows.steps.validate import validate
 from bot.workflows.steps.workspace import open_workspace
 
@@ -315,6 +316,13 @@ class _FollowUp(Flow):
         )
         error = f"{len(failed)} item(s) did not pass the gate" if failed else ""
         return self.finished(status, error=error)
+
+    def finished(self, status: JobStatus, *, error: str = "") -> JobResult:
+        """The result; a failure also labels the issue or pull request `labels.failed`."""
+        result = super().finished(status, error=error)
+        if status == JobStatus.FAILED:
+            label_failure(self.gh, self.job.repo, self.number, self.cfg.labels.failed)
+        return result
 
     def fail(self, reason: str) -> JobResult:
         """Say why on the pull request."""

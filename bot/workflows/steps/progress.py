@@ -6,13 +6,17 @@ skipped with the reason), the batch under way and the cost so far, then the fina
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from bot.errors import AgentbotError
 from bot.models.github import Comment
 from bot.ports import GitHubWrites
 from bot.report import PROGRESS_MARKER, Step, StepState, progress_comment
 from bot.tasks_md import Task
+
+log = logging.getLogger("agentbot.job")
 
 
 @dataclass
@@ -145,3 +149,14 @@ class TaskBoard:
 def _short(text: str, limit: int = 80) -> str:
     one = " ".join(text.split())
     return one if len(one) <= limit else one[: limit - 1] + "…"
+
+
+def label_failure(github: GitHubWrites, repo: str, number: int | None, label: str) -> None:
+    """Label the job's issue or pull request as failed (README: every workflow's failure);
+    a refused label is logged, never a second failure."""
+    if number is None:
+        return
+    try:
+        github.add_labels(repo, number, [label])
+    except AgentbotError as exc:
+        log.warning("could not label %s#%s %r: %s", repo, number, label, exc)
