@@ -261,6 +261,7 @@ def test_a_budget_stop_opens_a_draft_and_the_rerun_resumes_at_cycle_3(tmp_path: 
         assert "agent-failed" not in w.gh.labels_on(REPO, job.number or 0)
         total = first_cost + resumed.cost_usd
         assert f"${total:.4f}" in pr.body and "24 turns" in pr.body, pr.body
+        assert pr.pull is not None and not pr.pull.draft  # marked ready (GraphQL)
 
 
 def test_an_issue_without_requirements_is_answered_with_the_fix(tmp_path: Path) -> None:

@@ -129,6 +129,10 @@ class GitHubWrites(Protocol):
         """Resolve a review thread (its node id); False where GraphQL is unavailable."""
         ...
 
+    def mark_ready(self, repo: str, number: int) -> bool:
+        """Mark a draft pull request ready for review; False where GraphQL is unavailable."""
+        ...
+
     def create_check_run(self, repo: str, **run: Unpack[CheckRunStart]) -> int:
         """Create a check run on a commit; returns its id."""
         ...
@@ -255,6 +259,10 @@ class GitHubProxy:
     def resolve_review_thread(self, repo: str, thread_id: str) -> bool:
         """Forwarded."""
         return self.inner.resolve_review_thread(repo, thread_id)
+
+    def mark_ready(self, repo: str, number: int) -> bool:
+        """Forwarded."""
+        return self.inner.mark_ready(repo, number)
 
     def create_check_run(self, repo: str, **run: Unpack[CheckRunStart]) -> int:
         """Forwarded."""

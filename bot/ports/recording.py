@@ -95,6 +95,11 @@ class RecordingGitHub(GitHubProxy):
         self._record(f"resolve review thread {thread_id} of {repo}")
         return True
 
+    def mark_ready(self, repo: str, number: int) -> bool:
+        """Recorded."""
+        self._record(f"mark {repo}#{number} ready for review")
+        return True
+
     def create_check_run(self, repo: str, **run: Unpack[CheckRunStart]) -> int:
         """Recorded; returns a made-up id."""
         status, sha = run.get("status", "in_progress"), run["head_sha"][:12]

@@ -146,6 +146,9 @@ class TddFlow(Flow):
         )  # fmt: skip
         if new:
             request_review(self.env, self.repo, pr, self.job.actor, needed=False)
+        elif not stopped and not self.cfg.pull_request.draft and pr.draft:
+            # A resumed session that finished: its draft (from a stop) is ready now.
+            self.gh.mark_ready(self.repo, pr.number)
         items: list[dict[str, Any]] = [c.model_dump(mode="json") for c in state.cycles]
         summary = f"{len(state.cycles)} of {len(kata.requirements)} requirement(s) in TDD cycles"
         self.result = self.result.model_copy(

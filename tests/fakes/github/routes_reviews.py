@@ -140,12 +140,14 @@ def reply(store: Store, req: Req) -> Resp:
 
 @route("POST", "/graphql")
 def graphql(store: Store, req: Req) -> Resp:
-    """The two GraphQL operations agentbot sends; anything else is a GraphQL error."""
+    """The GraphQL operations agentbot sends; anything else is a GraphQL error."""
     if not store.graphql_enabled:
         return not_found()
     body = req.json if isinstance(req.json, dict) else {}
     query, variables = str(body.get("query") or ""), body.get("variables") or {}
     store.graphql_calls.append({"query": query, "variables": variables})
+    if "markPullRequestReadyForReview" in query or "isDraft" in query:
+        return _pull_ready(store, query, variables)
     if "resolveReviewThread" in query:
         root = int(str(variables.get("thread", "")).removeprefix("PRRT_") or 0)
         if root not in store.review_comments:
@@ -181,3 +183,21 @@ def _thread_nodes(store: Store, root: int) -> list[dict[str, Any]]:
         {"databaseId": c.id, "isMinimized": c.id in store.minimized_comments}
         for c in sorted(thread_of(store, root), key=lambda c: c.id)
     ]
+
+
+def _pull_ready(store: Store, query: str, variables: dict[str, Any]) -> Resp:
+    """A pull request's node id and draft flag (`PR_<repo>#<number>`), or marking it ready."""
+    if "markPullRequestReadyForReview" in query:
+        repo, _, num = str(variables.get("pull", "")).removeprefix("PR_").rpartition("#")
+    else:
+        repo, num = f"{variables.get('owner')}/{variables.get('name')}", str(variables.get("number"))
+    number = int(str(num or 0)) if str(num or 0).isdigit() else 0
+    issue = store.repos[repo].issues.get(number) if repo in store.repos else None
+    if issue is None or issue.pull is None:
+        return Resp(200, {"data": None, "errors": [{"message": "Could not resolve"}]})
+    if "markPullRequestReadyForReview" in query:
+        issue.pull.draft = False
+        ready = {"pullRequest": {"isDraft": False}}
+        return Resp(200, {"data": {"markPullRequestReadyForReview": ready}})
+    node = {"id": f"PR_{repo}#{number}", "isDraft": issue.pull.draft}
+    return Resp(200, {"data": {"repository": {"pullRequest": node}}})
