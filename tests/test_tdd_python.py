@@ -12,6 +12,7 @@ import pytest
 
 from bot.config import RepoConfig
 from bot.models import Job, JobKind, JobStatus
+from bot.report import step_summary
 from bot.workflows.tdd.story import tdd
 from tests.e2e import REPO, World, fast_validation_yaml, world
 from tests.fakes.gitrepo import commits
@@ -262,6 +263,10 @@ def test_a_budget_stop_opens_a_draft_and_the_rerun_resumes_at_cycle_3(tmp_path: 
         total = first_cost + resumed.cost_usd
         assert f"${total:.4f}" in pr.body and "24 turns" in pr.body, pr.body
         assert pr.pull is not None and not pr.pull.draft  # marked ready (GraphQL)
+        # The step summary shows TDD's own table: a row per cycle, never an empty one.
+        summary = step_summary(resumed)
+        assert "| cycle 3: 5 is V | done | `test_five`" in summary
+        assert "|  |  |  |" not in summary and "Validation did not run" not in summary
 
 
 def test_an_issue_without_requirements_is_answered_with_the_fix(tmp_path: Path) -> None:

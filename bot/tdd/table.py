@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from bot.tdd.state import CycleRecord, TddState, refactor_trailer, trailer
 
@@ -102,3 +103,21 @@ def pr_body(state: TddState, *, issue: int | None, cost_usd: float, turns: int) 
         parts.append(f"Closes #{issue}")
     parts.append(f"<!-- agentbot:tdd-usage cost={cost_usd:.6f} turns={turns} -->")
     return "\n\n".join(parts)
+
+
+def cycle_items(state: TddState) -> list[dict[str, Any]]:
+    """The job result's items: each cycle's record, with the `id`, `status` and `detail` the
+    step summary's table shows (one row per cycle, never an empty one)."""
+    items = []
+    for c in state.cycles:
+        attempts = f"{c.tester_attempts}/{c.implementer_attempts}/{c.refactor_attempts}"
+        detail = f"`{c.test}`; red: {c.red_reason or '—'}; attempts {attempts}; ${c.cost_usd:.4f}"
+        items.append(
+            {
+                **c.model_dump(mode="json"),
+                "id": f"cycle {c.cycle}: {_short(c.requirement_text, 60)}",
+                "status": "done" if c.commit else "unfinished",
+                "detail": detail,
+            }
+        )
+    return items

@@ -10,8 +10,6 @@ repository first gets a project skeleton (`chore` commit). Decisions: docs/tdd.m
 
 from __future__ import annotations
 
-from typing import Any
-
 from bot.errors import KataParseError
 from bot.guards import open_refusal
 from bot.models import Job, JobResult, JobStatus, KataDescription
@@ -21,7 +19,7 @@ from bot.tdd.kata import parse_kata
 from bot.tdd.skeleton import detect_language, is_empty, package_name, write_skeleton
 from bot.tdd.state import TddState
 from bot.tdd.suite import open_suite
-from bot.tdd.table import earlier_usage, pr_body
+from bot.tdd.table import cycle_items, earlier_usage, pr_body
 from bot.workflows.steps.agents import open_session
 from bot.workflows.steps.flow import Flow, Stop
 from bot.workflows.steps.limits import push_guard
@@ -149,7 +147,7 @@ class TddFlow(Flow):
         elif not stopped and not self.cfg.pull_request.draft and pr.draft:
             # A resumed session that finished: its draft (from a stop) is ready now.
             self.gh.mark_ready(self.repo, pr.number)
-        items: list[dict[str, Any]] = [c.model_dump(mode="json") for c in state.cycles]
+        items = cycle_items(state)
         summary = f"{len(state.cycles)} of {len(kata.requirements)} requirement(s) in TDD cycles"
         self.result = self.result.model_copy(
             update={"pr_url": pr.html_url, "pr_number": pr.number, "items": items,
