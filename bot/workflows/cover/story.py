@@ -30,7 +30,7 @@ from bot.report import Step, StepState
 from bot.workflows.cover.context import CoverContext, open_context
 from bot.workflows.cover.repo import changed_methods, measure
 from bot.workflows.cover.result import items as result_items
-from bot.workflows.cover.result import squash
+from bot.workflows.cover.result import nothing_message, squash
 from bot.workflows.cover.stages import MethodStages
 from bot.workflows.steps.flow import Flow, Refused
 from bot.workflows.steps.limits import push_guard
@@ -66,7 +66,8 @@ class CoverRun(Flow):
         methods = self.discover(ws, base)
         # Nothing to do, or a stop before any work: a short reply, the last report stays.
         if not methods:
-            return self.end(JobStatus.NEUTRAL, self.nothing_message())
+            targets = [str(t) for t in self.job.params.get("targets") or []]
+            return self.end(JobStatus.NEUTRAL, nothing_message(targets, self.all_found))
         reds = red_new(methods)
         if reds and not self.job.params.get("force"):
             named = [
@@ -100,14 +101,6 @@ class CoverRun(Flow):
         """The changed methods the job selects (all of them when it names none)."""
         self.all_found = changed_methods(ws, base)
         return select(self.all_found, [str(t) for t in self.job.params.get("targets") or []])
-
-    def nothing_message(self) -> str:
-        """Why there is nothing to cover: no method changed, or none the targets name."""
-        targets = self.job.params.get("targets") or []
-        if targets and self.all_found:
-            names = ", ".join(f"`{m.function.qualname}`" for m in self.all_found)
-            return f"No changed method matches {', '.join(map(str, targets))}; changed: {names}."
-        return "This pull request adds or changes no function or method /cover can test."
 
     # --- the pipeline ---------------------------------------------------------------------
 
@@ -238,9 +231,8 @@ class CoverRun(Flow):
         summary: str = "",
         short: str = "",
     ) -> JobResult:
-        """Finish the report with `message`, or answer with a reply of its own and leave the
-        last good report as it was: a failure that committed nothing (`short`, when given, is
-        that reply) and anything that ends before the work starts."""
+        """Finish the report with `message`; or reply (`short`, else `message`) and keep the
+        last good report: a failure that committed nothing, an end before the work started."""
         number = self.job.number
         if self.progress is None:
             if number is not None:

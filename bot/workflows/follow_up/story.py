@@ -15,30 +15,26 @@ from __future__ import annotations
 import logging
 
 from bot.errors import AgentbotError
-from bot.followup.markers import ci_attempts, is_ours, with_ci_marker
+from bot.followup.markers import ci_attempts, with_ci_marker
 from bot.followup.tasks import ci_task, instructions_task, thread_task
 from bot.followup.threads import (
     REPLY_MARKER,
     Outcome,
     Thread,
-    is_bot_login,
-    is_reply,
-    open_threads,
     reply_text,
-    threads_of,
     with_summary,
 )
-from bot.guards import check_permission
 from bot.instructions import HIDDEN_FROM_DIFFS
 from bot.models import AgentStatus, Job, JobResult, JobStatus, ValidationReport
-from bot.models.github import PullRequest, ReviewComment
+from bot.models.github import PullRequest
 from bot.ports import JobEnv
 from bot.report import subject_line
 from bot.roles import FIXER, ISSUE_FIXER
 from bot.roles.fixer import repair_task
 from bot.validation.sources import ci_workflows
+from bot.workflows.follow_up.reviews import ReviewReading
 from bot.workflows.steps.agents import open_session
-from bot.workflows.steps.flow import Flow, Stop
+from bot.workflows.steps.flow import Stop
 from bot.workflows.steps.limits import push_guard, worktree_problems
 from bot.workflows.steps.progress import label_failure
 from bot.workflows.steps.validate import validate
@@ -63,7 +59,7 @@ def nothing_to_do(job: Job, env: JobEnv) -> str | None:
 follow_up.nothing_to_do = nothing_to_do  # type: ignore[attr-defined]
 
 
-class _FollowUp(Flow):
+class _FollowUp(ReviewReading):
     """One follow-up job on one of our pull requests."""
 
     def __init__(self, job: Job, env: JobEnv) -> None:
@@ -81,23 +77,6 @@ class _FollowUp(Flow):
         """Whether a login may ask for work, asked once per login in a job."""
         self.review_has_comments = False
         """The delivered review brought inline comments (its body is then no request)."""
-
-    def pending(self) -> tuple[list[Thread], str] | str:
-        """(the threads to answer, the review body to carry out), or why there is nothing."""
-        self.pr = self.gh.get_pull(self.repo, self.number)
-        if not is_ours(self.pr, self.repo, self.cfg) or self.pr.state != "open":
-            return f"#{self.number} is not an open pull request of agentbot's"
-        threads: list[Thread] = []
-        asked = str(self.job.params.get("review_body") or "")
-        if self.job.params.get("trigger") in ("review", "review_comment"):
-            threads = self.threads_to_answer()
-            # A review with inline comments of its own only introduces them in its body ("see
-            # the comments"): a redelivery after they were answered has nothing to carry out.
-            if not threads and asked and (self.review_has_comments or self.review_answered()):
-                asked = ""
-            if not threads and not asked:
-                return "every review thread is answered"
-        return threads, asked
 
     def run(self) -> JobResult:
         found = self.pending()
@@ -119,61 +98,6 @@ class _FollowUp(Flow):
         return self.conclude()
 
     # --- steps ----------------------------------------------------------------------------
-
-    def threads_to_answer(self) -> list[Thread]:
-        """Open threads as people who may ask for work see them: a thread is started by one
-        (read-only users' are not), only their replies are kept (read-only users' and hidden
-        comments are dropped) and only theirs re-open a thread agentbot answered; a thread
-        someone resolved is closed (without GraphQL, none counts as resolved or hidden)."""
-        comments = self.gh.list_review_comments(self.repo, self.number)
-        review = self.job.params.get("review_id")
-        self.review_has_comments = review is not None and any(
-            c.review_id == review for c in comments
-        )
-        if not open_threads(comments, self.mine):
-            return []
-        known = self.gh.review_threads(self.repo, self.number) or {}
-        self.thread_ids = {root: t.id for root, t in known.items()}
-        hidden = {c for t in known.values() for c in t.minimized}
-        closed = hidden | {root for root, t in known.items() if t.resolved}
-        threads = []
-        for thread in threads_of(comments):
-            if thread.root.id in closed:
-                continue
-            heard = tuple(c for c in thread.comments if c.id not in hidden and self.heard(c))
-            if heard and heard[0] is thread.root and not Thread(heard).answered(self.mine):
-                threads.append(Thread(heard))
-        return threads
-
-    def mine(self, login: str) -> bool:
-        """True for agentbot's account, or the pull request's author (the token that opened
-        it: a person's token in the Action, whose replies must close threads too; whoever
-        opens a pull request from a branch of this repository can write to it anyway)."""
-        author = self.pr.user.strip().casefold()
-        if author and login.strip().casefold() == author:
-            return True
-        return is_bot_login(login, self.env.bot_login)
-
-    def heard(self, comment: ReviewComment) -> bool:
-        """Agentbot's own reply, or a comment by someone who may ask for work (asked once
-        per login)."""
-        if is_reply(comment, self.mine):
-            return True
-        login = comment.user
-        if login not in self.permitted:
-            refusal = check_permission(self.gh, self.repo, login, self.cfg, what="a follow-up")
-            self.permitted[login] = bool(login) and refusal is None
-        return self.permitted[login]
-
-    def review_marker(self) -> str:
-        """Marks the comment that answered this review's body (so it is answered once)."""
-        return f"<!-- agentbot:review {self.job.params.get('review_id', '')} -->"
-
-    def review_answered(self) -> bool:
-        """True when a comment of ours (by its author: anyone can type the marker) already
-        answered this review's body."""
-        comments = self.gh.list_issue_comments(self.repo, self.number)
-        return any(self.mine(c.user) and self.review_marker() in c.body for c in comments)
 
     def checkout(self) -> None:
         """The branch as it is on origin; the gate and the limits judge from its fork point."""
