@@ -99,6 +99,15 @@ class ImplementRun(TaskWork):
                 {tid: (o.status, o.detail) for tid, o in outcomes.items()}, self.budget.cost_usd
             )
 
+    def task_ended(self, outcome: TaskOutcome) -> None:
+        """Show a `[P]` task's end at once; the batch's settle adds its commit."""
+        if self.board:
+            detail = "validated; committed when its batch ends" if outcome.status == "done" else ""
+            self.board.settle(
+                {outcome.task.id: (outcome.status, detail or outcome.detail)},
+                self.budget.cost_usd,
+            )
+
     def open_board(self, batches: list[list[Task]]) -> None:
         """The sticky progress comment on the PR, listing the tasks this run works on."""
         assert self.pr_number is not None
