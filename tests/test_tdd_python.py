@@ -258,6 +258,8 @@ def test_a_budget_stop_opens_a_draft_and_the_rerun_resumes_at_cycle_3(tmp_path: 
         assert "| 1 | 1 is I | `test_one` | missing name | 1/1/0 | none |" in pr.body
         assert "| 3 | 5 is V | `test_five` | assertion | 1/1/1 | none |" in pr.body
         assert "4 of 4 requirement(s) done" in pr.body and "Closes #1" in pr.body
+        # Every agent works in the prepared environment, as the IssueFixer's does.
+        assert "The shell runs in the project's environment" in w.llm_requests_text()
         # Finished: the failure label goes, the cost and turns count both runs.
         assert "agent-failed" not in w.gh.labels_on(REPO, job.number or 0)
         total = first_cost + resumed.cost_usd

@@ -25,6 +25,7 @@ from bot.workflows.steps.flow import Flow, Stop
 from bot.workflows.steps.limits import push_guard
 from bot.workflows.steps.progress import Progress, label_failure
 from bot.workflows.steps.pulls import open_pull, publish_pull, request_review
+from bot.workflows.steps.workenv import prepare_workenv
 from bot.workflows.steps.workspace import open_workspace
 from bot.workflows.tdd.cycle import Engine
 
@@ -78,6 +79,7 @@ class TddFlow(Flow):
             session=self.session,
             max_cycles=int(self.job.params.get("max_cycles") or DEFAULT_MAX_CYCLES),
             on_cycle=self.checkpoint,
+            workenv=prepare_workenv(self.env, self.ws.path),
         )
         self.step(STEPS[1], "running")
         state = engine.run()
