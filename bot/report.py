@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.models import JobResult, JobStatus, ValidationReport
+from bot.models import JobKind, JobResult, JobStatus, ValidationReport
 from bot.outbound.paths import TEST_PATH
 from bot.tasks_md import TaskPlan
 
@@ -299,7 +299,12 @@ def step_summary(result: JobResult) -> str:
     if result.error:
         lines.append(f"- Error: {result.error}")
     lines.append(f"- {usage_line(result)}")
-    lines += ["", "### Validation", "", validation_table(result.validation)]
+    if result.validation is None and result.job.kind == JobKind.TDD and result.items:
+        # TDD's gate is its runner: the suite ran at every RED, GREEN and REFACTOR.
+        gate = "_The test suite ran at every step of every cycle (the TDD runner's verdicts)._"
+        lines += ["", "### Validation", "", gate]
+    else:
+        lines += ["", "### Validation", "", validation_table(result.validation)]
     if result.items:
         lines += ["", "### Items", "", "| item | outcome | detail |", "|---|---|---|"]
         for item in result.items:

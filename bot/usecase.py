@@ -234,7 +234,14 @@ class UseCase:
         if self.bot_login and not env.bot_login:
             env = replace(env, bot_login=self.bot_login)
         handler = self.handlers[job.kind]
+        # A handler may tell from reads alone that a delivery was seen before (a redelivered
+        # review, answered): then no check run, no write, no model request.
+        idle = getattr(handler, "nothing_to_do", None)
         try:
+            reason = idle(job, env) if idle is not None else None
+            if reason:
+                log.info("nothing to do: %s", reason)
+                return JobResult(job=job, status=JobStatus.NEUTRAL, error=reason)
             # Through the job's own GitHub: a dry run records its check run, never sends it.
             return run_checked(env.github, job, self.job_link(job), lambda: handler(job, env))
         finally:

@@ -229,7 +229,9 @@ def test_what_the_agent_wrote_cannot_become_a_workflow_command(tmp_path: Path) -
             [AGENTBOT, "run"], cwd=checkout, env=env, capture_output=True, text=True, timeout=300
         )
     lines = proc.stdout.splitlines()
-    assert "::error title=notice::Your token was revoked; see https://evil.example" in lines
+    # The job's one log line carries the reason's first line only; the rest never prints.
+    assert "agentbot fix_issue: failed the agent stopped with BLOCKED: cannot proceed" in lines
+    assert not any("evil.example" in line for line in lines)
     first, last = lines[0], lines[-1]
     assert first.startswith("::stop-commands::") and len(first) > len("::stop-commands::") + 16
     token = first.removeprefix("::stop-commands::")

@@ -87,3 +87,49 @@ def test_an_unreadable_file_is_rebuilt(tmp_path: Path) -> None:
     assert store.load(method.slug) is None
     assert store.discover(method).completed("discovery")
     assert store.load(method.slug) is not None
+
+
+def test_the_metadata_travels_in_the_report_to_a_fresh_data_folder(tmp_path: Path) -> None:
+    from bot.cover.metadata import pack, unpack
+
+    runner1 = MetadataStore(tmp_path / "one", "octo/calc")
+    add, sub = _methods()
+    meta = runner1.discover(add)
+    meta.complete("analyzer")
+    runner1.save(meta)
+    report = f"### agentbot /cover\n\n| table |\n\n{pack([meta, runner1.discover(sub)])}\n"
+
+    runner2 = MetadataStore(tmp_path / "two", "octo/calc")
+    assert runner2.seed(unpack(report)) == 2
+    assert runner2.discover(add).completed("analyzer")  # the marker came with the comment
+    assert runner2.seed(unpack(report)) == 0  # what the folder has, it keeps
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "no marker",
+        "<!-- agentbot:cover-cache v1 !!notbase64 -->",
+        "<!-- agentbot:cover-cache v1 AAAA -->",
+        # A small marker that inflates past the bound: never read whole.
+        "<!-- agentbot:cover-cache v1 BOMB -->",
+    ],
+)
+def test_a_broken_or_hostile_marker_is_no_cache(body: str) -> None:
+    import base64
+    import zlib
+
+    from bot.cover.metadata import unpack
+
+    bomb = base64.urlsafe_b64encode(zlib.compress(b"[" + b" " * 5_000_000 + b"]")).decode()
+    assert unpack(body.replace("BOMB", bomb)) == []
+
+
+def test_a_report_too_large_for_a_comment_carries_no_marker() -> None:
+    from bot.cover.metadata import CACHE_LIMIT, Analysis, fresh, pack
+
+    one = _methods()[0]
+    noisy = [f"{i} {i * 7919 % 104729}" for i in range(20000)]  # compresses poorly enough
+    big = fresh(one).model_copy(update={"analysis": Analysis(behaviors=noisy)})
+    assert 0 < len(pack([fresh(one)])) < CACHE_LIMIT
+    assert pack([big]) == ""

@@ -86,3 +86,16 @@ def test_graphql_queries_are_not_paced_and_the_mutation_is() -> None:
         assert threads is not None and clock.sleeps == []
         client.resolve_review_thread(REPO, threads[first.id].id)  # a paced write
         assert clock.sleeps == [1.0]
+
+
+def test_a_draft_is_marked_ready_through_graphql(gh: FakeGitHub) -> None:
+    draft = gh.add_pull(REPO, head="agentbot/tdd-issue-3", draft=True)
+    client = gh.client()
+    assert client.get_pull(REPO, draft.number).draft
+    assert client.mark_ready(REPO, draft.number) is True
+    assert not client.get_pull(REPO, draft.number).draft
+    assert client.mark_ready(REPO, draft.number) is True  # already ready: one query, no mutation
+    mutations = [c for c in gh.graphql_calls if "markPullRequestReady" in c["query"]]
+    assert len(mutations) == 1
+    gh.graphql_enabled = False
+    assert client.mark_ready(REPO, draft.number) is False

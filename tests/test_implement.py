@@ -276,3 +276,25 @@ def test_a_task_commit_that_breaks_a_limit_is_dropped(tmp_path: Path) -> None:
         assert outcome.status == "failed"
         assert "limits.protected_paths: `.github/workflows/late.yml`" in outcome.detail
         assert ws.head_sha() == before and not ws.has_changes()
+
+
+def test_each_parallel_task_shows_on_the_board_as_it_ends(tmp_path: Path) -> None:
+    with world(tmp_path, [responder()] * 12, files=FILES) as w:
+        seed_branch(w)
+        result = implement(job(), w.env(clock=SystemClock()))
+        assert result.status == JobStatus.SUCCESS, result.error
+        boards = [
+            str(c.json["body"])
+            for c in w.gh.calls_to("*", rf"/repos/{REPO}/issues/(\d+/)?comments(/\d+)?")
+            if "T002" in str((c.json or {}).get("body", ""))
+        ]
+
+        def state(body: str, tid: str) -> str:
+            return next(line.split()[1] for line in body.splitlines() if f" {tid} " in line)
+
+        # Every task's agent works in the prepared environment, as the IssueFixer's does.
+        assert "The shell runs in the project's environment" in w.llm_requests_text()
+        # The first [P] task to end is shown done while the other still runs.
+        assert any({state(b, "T002"), state(b, "T003")} == {"✅", "🔄"} for b in boards), (
+            "\n---\n".join(boards)
+        )

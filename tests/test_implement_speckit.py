@@ -280,9 +280,13 @@ def test_phase_selection_runs_only_that_phase_with_one_progress_comment(tmp_path
         created = w.gh.calls_to("POST", rf"/repos/{REPO}/issues/{pr.number}/comments")
         updated = w.gh.calls_to("PATCH", rf"/repos/{REPO}/issues/comments/\d+")
         assert len(created) == 1
-        assert len(updated) == 4  # 2 batches x (running, settled) + the final - the create
+        # 2 batches x (running, settled) + the final - the create, + one per [P] task as it ends
+        assert len(updated) == 6
         bodies = [c.json["body"] for c in created + updated]
-        first, second, third = bodies[:3]
+        first, second, third = bodies[0], bodies[3], bodies[4]
+        ended = bodies[1]  # the first [P] task to end, while the other still runs
+        assert {"✅ T002" in ended, "✅ T003" in ended} == {True, False}
+        assert ("🔄 T002" in ended) != ("🔄 T003" in ended)
         assert "🔄 T002" in first and "🔄 T003" in first and "Batch 1/2 running" in first
         assert "cost so far $" in first and "⏳ T004" in first
         assert "✅ T002" in second and "⏳ T004" in second

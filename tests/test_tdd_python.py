@@ -12,6 +12,7 @@ import pytest
 
 from bot.config import RepoConfig
 from bot.models import Job, JobKind, JobStatus
+from bot.report import step_summary
 from bot.workflows.tdd.story import tdd
 from tests.e2e import REPO, World, fast_validation_yaml, world
 from tests.fakes.gitrepo import commits
@@ -243,6 +244,8 @@ def test_a_budget_stop_opens_a_draft_and_the_rerun_resumes_at_cycle_3(tmp_path: 
         assert "budget exhausted" in status["known_issues"][0]
         saved = json.loads((folder / "tdd.json").read_text())
         assert [c["cycle"] for c in saved["cycles"]] == [1, 2] and saved["stopped"]
+        assert "agent-failed" in w.gh.labels_on(REPO, job.number or 0)  # README: any failure
+        first_cost = stopped.cost_usd
 
         resumed = tdd(job, w.env(config()))
         assert resumed.status == JobStatus.SUCCESS, resumed.error
@@ -255,6 +258,17 @@ def test_a_budget_stop_opens_a_draft_and_the_rerun_resumes_at_cycle_3(tmp_path: 
         assert "| 1 | 1 is I | `test_one` | missing name | 1/1/0 | none |" in pr.body
         assert "| 3 | 5 is V | `test_five` | assertion | 1/1/1 | none |" in pr.body
         assert "4 of 4 requirement(s) done" in pr.body and "Closes #1" in pr.body
+        # Every agent works in the prepared environment, as the IssueFixer's does.
+        assert "The shell runs in the project's environment" in w.llm_requests_text()
+        # Finished: the failure label goes, the cost and turns count both runs.
+        assert "agent-failed" not in w.gh.labels_on(REPO, job.number or 0)
+        total = first_cost + resumed.cost_usd
+        assert f"${total:.4f}" in pr.body and "24 turns" in pr.body, pr.body
+        assert pr.pull is not None and not pr.pull.draft  # marked ready (GraphQL)
+        # The step summary shows TDD's own table: a row per cycle, never an empty one.
+        summary = step_summary(resumed)
+        assert "| cycle 3: 5 is V | done | `test_five`" in summary
+        assert "|  |  |  |" not in summary and "Validation did not run" not in summary
 
 
 def test_an_issue_without_requirements_is_answered_with_the_fix(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from bot.config import LOGIN, REPO_CONFIG_PATH, RepoConfig, Settings
 from bot.errors import ConfigError
 from bot.events import Delivery, Ignore, repo_full_name
 from bot.events.triggers import dispatch_params
-from bot.models import Job, JobKind, JobResult
+from bot.models import Job, JobKind, JobResult, JobStatus
 from bot.outbound.text import redact
 from bot.ports import GitHubPort, Handler, JobEnv
 from bot.report import step_summary
@@ -140,9 +140,7 @@ def run(
         _write_outputs(outputs(outcome))
         # The step summary and the job log leave the job too: both pass the secret scanner.
         _append(os.environ.get("GITHUB_STEP_SUMMARY"), redact(step_summary(outcome)))
-        kind = outcome.job.kind.value
-        said = redact(outcome.pr_url or outcome.error)
-        typer.echo(f"agentbot {kind}: {outcome.status.value} {said}")
+        typer.echo(redact(outcome_line(outcome)))
         code = outcome.status.exit_code
         raise typer.Exit(neutral_exit_code if code == EXIT_NEUTRAL else code)
     finally:
@@ -275,3 +273,12 @@ def _neutral(reason: str, code: int) -> None:
 def _say(text: str) -> None:
     """What a dry run would post, printed with secrets redacted (stdout is the job log)."""
     typer.echo(redact(text))
+
+
+def outcome_line(result: JobResult) -> str:
+    """The job's one log line: kind, status, its pull request, and why when it did not succeed."""
+    why = (result.error or "").strip().splitlines()[0][:300] if result.error else ""
+    said = " ".join(
+        x for x in (result.pr_url, "" if result.status == JobStatus.SUCCESS else why) if x
+    )
+    return f"agentbot {result.job.kind.value}: {result.status.value} {said}".rstrip()

@@ -6,10 +6,20 @@ each stage produced and the markers `automation.<stage>_completed` (+ `_version`
 writes its own when it ends, and a failure stops the pipeline naming the stage. The
 markers stay valid while the method's text hashes the same: discovery starts a fresh
 file when the hash changed, so only changed methods are analysed again.
+
+The data folder does not outlive an Action's runner, so the metadata also travels with the
+pull request: `pack` writes it as a hidden marker at the end of the /cover report comment
+and `unpack` reads it back; `MetadataStore.seed` puts what the folder lacks in place.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
+import re
+import zlib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,6 +34,10 @@ from bot.validation.environment import write_atomic
 
 Stage = Literal["discovery", "analyzer", "test_architect", "test_writer", "reviewer"]
 STAGES: tuple[Stage, ...] = ("discovery", "analyzer", "test_architect", "test_writer", "reviewer")
+CACHE_MARKER = "agentbot:cover-cache"
+CACHE_LIMIT = 30_000
+"""Characters the packed marker may take (a comment holds 65,536); beyond it the run packs none."""
+_CACHE_RE = re.compile(r"<!-- agentbot:cover-cache v1 ([A-Za-z0-9_=-]+) -->")
 VERSION = "1.0"
 """Bumped when a stage's output changes shape: older markers then no longer count."""
 
@@ -200,3 +214,46 @@ class MetadataStore:
         )
         self.save(kept)
         return kept
+
+    def seed(self, metas: Iterable[CoverMetadata]) -> int:
+        """Save the metadata this folder lacks (from the PR's report); how many were new."""
+        added = 0
+        for meta in metas:
+            if self.load(meta.slug) is None:
+                self.save(meta)
+                added += 1
+        return added
+
+
+def merge(
+    carried: Iterable[CoverMetadata], current: Iterable[CoverMetadata | None]
+) -> list[CoverMetadata]:
+    """The carried metadata updated with this run's: methods a narrower run skipped stay."""
+    by_slug = {m.slug: m for m in carried}
+    by_slug.update({m.slug: m for m in current if m is not None})
+    return list(by_slug.values())
+
+
+def pack(metas: Iterable[CoverMetadata]) -> str:
+    """The metadata as one hidden marker line (urlsafe base64 of zlib JSON), or "" if too big."""
+    data = json.dumps([m.model_dump(mode="json") for m in metas], separators=(",", ":"))
+    blob = base64.urlsafe_b64encode(zlib.compress(data.encode("utf-8"), 9)).decode("ascii")
+    line = f"<!-- {CACHE_MARKER} v1 {blob} -->"
+    return line if len(line) <= CACHE_LIMIT else ""
+
+
+def unpack(body: str) -> list[CoverMetadata]:
+    """The metadata a report comment carries; [] when it has none or it is unreadable."""
+    found = _CACHE_RE.search(body)
+    if not found:
+        return []
+    try:
+        inflate = zlib.decompressobj()
+        # Bounded: the marker is read from a comment, so it is never trusted to be small.
+        raw = inflate.decompress(base64.urlsafe_b64decode(found.group(1)), 2_000_000)
+        if inflate.unconsumed_tail:
+            return []
+        items = json.loads(raw.decode("utf-8"))
+        return [CoverMetadata.model_validate(i) for i in items] if isinstance(items, list) else []
+    except (binascii.Error, zlib.error, ValueError, PydanticValidationError):
+        return []

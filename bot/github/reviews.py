@@ -36,6 +36,19 @@ mutation($thread: ID!) {
 """
 
 
+PULL_ID_QUERY = """
+query($owner: String!, $name: String!, $number: Int!) {
+  repository(owner: $owner, name: $name) { pullRequest(number: $number) { id isDraft } }
+}
+"""
+
+READY_MUTATION = """
+mutation($pull: ID!) {
+  markPullRequestReadyForReview(input: {pullRequestId: $pull}) { pullRequest { isDraft } }
+}
+"""
+
+
 class ReviewsAPI(RestCore):
     """Review comment calls, and the GraphQL call that resolves a thread."""
 
@@ -101,6 +114,21 @@ class ReviewsAPI(RestCore):
         the server has no GraphQL."""
         try:
             self._graphql(RESOLVE_MUTATION, {"thread": thread_id}, write=True)
+        except GitHubError as exc:
+            if exc.status in (404, 410):
+                return False
+            raise
+        return True
+
+    def mark_ready(self, repo: str, number: int) -> bool:
+        """Mark draft pull request `number` ready for review (GraphQL only: REST cannot);
+        True when it is ready now, False where the server has no GraphQL."""
+        owner, name = split_repo(repo)
+        try:
+            data = self._graphql(PULL_ID_QUERY, {"owner": owner, "name": name, "number": number})
+            pull = data["repository"]["pullRequest"]
+            if pull["isDraft"]:
+                self._graphql(READY_MUTATION, {"pull": pull["id"]}, write=True)
         except GitHubError as exc:
             if exc.status in (404, 410):
                 return False

@@ -198,6 +198,8 @@ class ReviewComment(_Model):
     line: int | None = None
     diff_hunk: str = ""
     in_reply_to: int | None = None
+    review_id: int | None = None
+    """The review it was submitted with: that review's body then only introduces it."""
     html_url: str = ""
     author_association: str = ""
     """The author's relation to the repository (OWNER, MEMBER, CONTRIBUTOR, NONE...); which
@@ -215,6 +217,7 @@ class ReviewComment(_Model):
             line=int(line) if isinstance(line, int) else None,
             diff_hunk=data.get("diff_hunk") or "",
             in_reply_to=data.get("in_reply_to_id"),
+            review_id=data.get("pull_request_review_id"),
             html_url=data.get("html_url") or "",
             author_association=str(data.get("author_association") or ""),
         )

@@ -135,6 +135,10 @@ class GitHubWrites(Protocol):
         """Submit a review (a comment, not an approval) on `commit_id`; returns its URL."""
         ...
 
+    def mark_ready(self, repo: str, number: int) -> bool:
+        """Mark a draft pull request ready for review; False where GraphQL is unavailable."""
+        ...
+
     def create_check_run(self, repo: str, **run: Unpack[CheckRunStart]) -> int:
         """Create a check run on a commit; returns its id."""
         ...
@@ -269,6 +273,10 @@ class GitHubProxy:
         return self.inner.create_review(
             repo, number, commit_id=commit_id, body=body, comments=comments
         )
+
+    def mark_ready(self, repo: str, number: int) -> bool:
+        """Forwarded."""
+        return self.inner.mark_ready(repo, number)
 
     def create_check_run(self, repo: str, **run: Unpack[CheckRunStart]) -> int:
         """Forwarded."""

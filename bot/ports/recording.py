@@ -103,6 +103,11 @@ class RecordingGitHub(GitHubProxy):
         self._record(f"review {repo}#{number} at {commit_id[:12]}", f"{body}\n\n{shown}")
         return ""
 
+    def mark_ready(self, repo: str, number: int) -> bool:
+        """Recorded."""
+        self._record(f"mark {repo}#{number} ready for review")
+        return True
+
     def create_check_run(self, repo: str, **run: Unpack[CheckRunStart]) -> int:
         """Recorded; returns a made-up id."""
         status, sha = run.get("status", "in_progress"), run["head_sha"][:12]

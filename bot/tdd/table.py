@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from bot.tdd.state import CycleRecord, TddState, refactor_trailer, trailer
 
 SUBJECT = 72
@@ -71,6 +74,16 @@ def rejections(state: TddState) -> str:
     return "\n".join(lines)
 
 
+USAGE = re.compile(r"<!-- agentbot:tdd-usage cost=(\d{1,9}\.\d{1,6}) turns=(\d{1,9}) -->")
+"""The session's cost and turns so far, kept in the PR body so a resumed run adds to them."""
+
+
+def earlier_usage(body: str | None) -> tuple[float, int]:
+    """(cost, turns) of the runs before this one, from the PR body's marker; (0, 0) if none."""
+    found = USAGE.findall(body or "")
+    return (float(found[-1][0]), int(found[-1][1])) if found else (0.0, 0)
+
+
 def pr_body(state: TddState, *, issue: int | None, cost_usd: float, turns: int) -> str:
     """The pull request's body."""
     done = len(state.cycles)
@@ -85,7 +98,26 @@ def pr_body(state: TddState, *, issue: int | None, cost_usd: float, turns: int) 
     parts += ["## Cycles", cycle_table(state), "## Requirements", coverage_list(state)]
     if rejected := rejections(state):
         parts += ["## Rejected by the runner", rejected]
-    parts.append(f"Cost ${cost_usd:.4f} · {turns} turns")
+    parts.append(f"Cost ${cost_usd:.4f} · {turns} turns (every run of the session)")
     if issue is not None and not state.remaining():
         parts.append(f"Closes #{issue}")
+    parts.append(f"<!-- agentbot:tdd-usage cost={cost_usd:.6f} turns={turns} -->")
     return "\n\n".join(parts)
+
+
+def cycle_items(state: TddState) -> list[dict[str, Any]]:
+    """The job result's items: each cycle's record, with the `id`, `status` and `detail` the
+    step summary's table shows (one row per cycle, never an empty one)."""
+    items = []
+    for c in state.cycles:
+        attempts = f"{c.tester_attempts}/{c.implementer_attempts}/{c.refactor_attempts}"
+        detail = f"`{c.test}`; red: {c.red_reason or '—'}; attempts {attempts}; ${c.cost_usd:.4f}"
+        items.append(
+            {
+                **c.model_dump(mode="json"),
+                "id": f"cycle {c.cycle}: {_short(c.requirement_text, 60)}",
+                "status": "done" if c.commit else "unfinished",
+                "detail": detail,
+            }
+        )
+    return items

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
+from bot.cover.discovery import ChangedMethod
 from bot.cover.table import MethodReport
 from bot.errors import AgentbotError
 from bot.git import Workspace
@@ -13,6 +14,14 @@ from bot.outbound.paths import TEST_PATH
 from bot.report import commit_scope, subject_line
 
 BODY = "Tests written by agentbot /cover; each fails on a mutant of the method it covers."
+
+
+def nothing_message(targets: Sequence[str], found: Sequence[ChangedMethod]) -> str:
+    """Why there is nothing to cover: no method changed, or none the targets name."""
+    if targets and found:
+        names = ", ".join(f"`{m.function.qualname}`" for m in found)
+        return f"No changed method matches {', '.join(targets)}; changed: {names}."
+    return "This pull request adds or changes no function or method /cover can test."
 
 
 def commit_subject(paths: Sequence[str], covered: Sequence[str]) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 
 from bot.cover.coverage import changed_coverage
 from bot.cover.discovery import ChangedMethod, call_graph, red_new, select
+from bot.cover.metadata import CoverMetadata, merge, pack, unpack
 from bot.cover.table import MethodReport, cover_table, red_zone_message
 from bot.cover.waves import waves
 from bot.errors import AgentbotError, CoverStageError
@@ -29,12 +30,12 @@ from bot.report import Step, StepState
 from bot.workflows.cover.context import CoverContext, open_context
 from bot.workflows.cover.repo import changed_methods, measure
 from bot.workflows.cover.result import items as result_items
-from bot.workflows.cover.result import squash
+from bot.workflows.cover.result import nothing_message, squash
 from bot.workflows.cover.stages import MethodStages
 from bot.workflows.steps.flow import Flow, Refused
 from bot.workflows.steps.fork_delivery import Branch, Delivered, check_out, deliver
 from bot.workflows.steps.limits import push_guard
-from bot.workflows.steps.progress import Progress
+from bot.workflows.steps.progress import Progress, label_failure
 from bot.workflows.steps.workspace import open_workspace
 
 COMMAND = "/cover"
@@ -52,12 +53,15 @@ class CoverRun(Flow):
         self.pr_branch: Branch | None = None
         """The pull request's branch (a fork's too); None for a branch run."""
         self.delivered = Delivered("pushed")
+        self.carried: list[CoverMetadata] = []
+        """Metadata the last report carried (the cache, wherever the job runs)."""
+        self.cache = ""
+        """This run's metadata as the report's hidden marker."""
 
     def run(self) -> JobResult:
         """Resolve the branch, discover, then work the waves and commit the tests."""
         branch, base_ref, pr_url = self.resolve()
         self.result = self.result.model_copy(update={"branch": branch, "pr_url": pr_url})
-        self.start_progress()
         ws = open_workspace(self.env, self.job.repo, f"cover-{branch.replace('/', '-')}")
         if self.job.number is not None:
             pr = self.gh.get_pull(self.job.repo, self.job.number)
@@ -67,8 +71,10 @@ class CoverRun(Flow):
             ws.switch(branch, at=f"origin/{branch}")
         base = ws.git("merge-base", f"origin/{base_ref}", "HEAD").strip()
         methods = self.discover(ws, base)
+        # Nothing to do, or a stop before any work: a short reply, the last report stays.
         if not methods:
-            return self.end(JobStatus.NEUTRAL, self.nothing_message())
+            targets = [str(t) for t in self.job.params.get("targets") or []]
+            return self.end(JobStatus.NEUTRAL, nothing_message(targets, self.all_found))
         reds = red_new(methods)
         if reds and not self.job.params.get("force"):
             named = [
@@ -79,7 +85,7 @@ class CoverRun(Flow):
                 red_zone_message(named, COMMAND),
                 error="red_zone_new_code: " + ", ".join(m.id for m in reds),
             )
-        self.step("Discover changed methods", "done", f"{len(methods)} method(s)")
+        self.start_progress(f"{len(methods)} method(s)")
         return self.work(ws, branch, methods)
 
     # --- resolving and discovering -------------------------------------------------------
@@ -109,14 +115,6 @@ class CoverRun(Flow):
         self.all_found = changed_methods(ws, base)
         return select(self.all_found, [str(t) for t in self.job.params.get("targets") or []])
 
-    def nothing_message(self) -> str:
-        """Why there is nothing to cover: no method changed, or none the targets name."""
-        targets = self.job.params.get("targets") or []
-        if targets and self.all_found:
-            names = ", ".join(f"`{m.function.qualname}`" for m in self.all_found)
-            return f"No changed method matches {', '.join(map(str, targets))}; changed: {names}."
-        return "This pull request adds or changes no function or method /cover can test."
-
     # --- the pipeline ---------------------------------------------------------------------
 
     def work(self, ws: Workspace, branch: str, methods: list[ChangedMethod]) -> JobResult:
@@ -127,6 +125,8 @@ class CoverRun(Flow):
         ctx = open_context(
             self.env, ws, self.job.repo, branch, {m.language for m in methods}, self.budget
         )
+        # The data folder may be new (an Action's runner): the PR's report brings the cache.
+        ctx.store.seed(self.carried)
         for m in methods:
             self.reports[m.id] = MethodReport(m.id, m.function.qualname, m.zone, m.mode)
             if m.language not in ctx.runners:
@@ -208,13 +208,20 @@ class CoverRun(Flow):
             lines.append(f"Suggested {kept} new test(s) in a review: {self.delivered.url}")
         elif sha:
             lines.append(f"Pushed `{sha[:12]}` with {kept} new test(s) to `{self.result.branch}`.")
+        elif kept:
+            lines.append(
+                f"Nothing new to commit: the {kept} test(s) below are already on"
+                f" `{self.result.branch}` (unchanged methods are cached)."
+            )
         else:
             lines.append("No test was committed.")
+        stopped = ""
         if failure is not None:
-            lines.append(
+            stopped = (
                 f"**Stopped: the {failure.stage} stage failed** for `{failure.method}`:"
                 f" {failure.reason}"
             )
+            lines.append(stopped)
         lines.append(cover_table(reports))
         if ctx.warnings:
             lines.append("Notes:\n" + "\n".join(f"- {w}" for w in ctx.warnings))
@@ -223,8 +230,14 @@ class CoverRun(Flow):
         summary = f"{kept} test(s) for {len(reports)} method(s)" + (
             f", committed as {sha[:12]}" if sha else ", nothing committed"
         )
+        self.cache = pack(merge(self.carried, (ctx.store.load(m.slug) for m in self.all_found)))
         return self.end(
-            status, "\n\n".join(lines), error=error, items=result_items(reports), summary=summary
+            status,
+            "\n\n".join(lines),
+            error=error,
+            items=result_items(reports),
+            summary=summary,
+            short=f"{stopped}\n\nNothing was committed." if stopped and not sha else "",
         )
 
     def end(
@@ -235,28 +248,47 @@ class CoverRun(Flow):
         error: str = "",
         items: list[dict[str, Any]] | None = None,
         summary: str = "",
+        short: str = "",
     ) -> JobResult:
-        """Finish the progress comment with `message` and return the result."""
-        if self.progress is not None:
-            self.progress.finish(message)
+        """Finish the report with `message`; or reply (`short`, else `message`) and keep the
+        last good report: a failure that committed nothing, an end before the work started."""
+        number = self.job.number
+        if self.progress is None:
+            if number is not None:
+                self.gh.create_comment(self.job.repo, number, f"agentbot: {message}")
+        elif status == JobStatus.FAILED and (short or not items) and self.progress.restore():
+            self.gh.create_comment(self.job.repo, self.progress.number, short or message)
+        else:
+            self.progress.finish(message + (f"\n\n{self.cache}" if self.cache else ""))
         self.result = self.result.model_copy(
             update={"summary": summary or message, "items": items or []}
         )
         return self.finished(status, error=error)
 
+    def finished(self, status: JobStatus, *, error: str = "") -> JobResult:
+        """The result; a failure also labels the issue or pull request `labels.failed`."""
+        result = super().finished(status, error=error)
+        if status == JobStatus.FAILED:
+            label_failure(self.gh, self.job.repo, self.job.number, self.cfg.labels.failed)
+        return result
+
     # --- progress comment -----------------------------------------------------------------
 
-    def start_progress(self) -> None:
-        """The sticky progress comment on the pull request (none for a branch run)."""
+    def start_progress(self, found: str) -> None:
+        """The report comment on the pull request, once there is work (none for a branch run).
+
+        It takes over the last report; the metadata that report carries seeds the cache.
+        """
         if self.job.number is None:
             return
         steps = [
-            Step("Discover changed methods", "running"),
-            Step("Measure coverage before"),
+            Step("Discover changed methods", "done", found),
+            Step("Measure coverage before", "running"),
             Step("Commit and push"),
         ]
         self.progress = Progress(self.gh, self.job.repo, self.job.number, "agentbot /cover", steps)
         self.progress.start(self.gh.list_issue_comments(self.job.repo, self.job.number))
+        self.carried = unpack(self.progress.previous)
 
     def step(self, title: str, state: StepState, detail: str = "") -> None:
         """Set a step of the progress comment."""

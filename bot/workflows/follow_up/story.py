@@ -15,32 +15,29 @@ from __future__ import annotations
 import logging
 
 from bot.errors import AgentbotError
-from bot.followup.markers import ci_attempts, is_ours, with_ci_marker
+from bot.followup.markers import ci_attempts, with_ci_marker
 from bot.followup.tasks import ci_task, instructions_task, thread_task
 from bot.followup.threads import (
     REPLY_MARKER,
     Outcome,
     Thread,
-    is_bot_login,
-    is_reply,
-    open_threads,
     reply_text,
-    threads_of,
     with_summary,
 )
-from bot.guards import check_permission
 from bot.instructions import HIDDEN_FROM_DIFFS
 from bot.models import AgentStatus, Job, JobResult, JobStatus, ValidationReport
-from bot.models.github import PullRequest, ReviewComment
+from bot.models.github import PullRequest
 from bot.ports import JobEnv
 from bot.report import subject_line, validation_table
 from bot.roles import FIXER, ISSUE_FIXER
 from bot.roles.fixer import repair_task
 from bot.validation.sources import ci_workflows
+from bot.workflows.follow_up.reviews import ReviewReading
 from bot.workflows.steps.agents import open_session
-from bot.workflows.steps.flow import Flow, Stop
+from bot.workflows.steps.flow import Stop
 from bot.workflows.steps.fork_delivery import Branch, check_out, deliver
 from bot.workflows.steps.limits import push_guard, worktree_problems
+from bot.workflows.steps.progress import label_failure
 from bot.workflows.steps.proof import prove
 from bot.workflows.steps.validate import validate
 from bot.workflows.steps.workspace import open_workspace
@@ -54,7 +51,17 @@ def follow_up(job: Job, env: JobEnv) -> JobResult:
     return _FollowUp(job, env).outcome()
 
 
-class _FollowUp(Flow):
+def nothing_to_do(job: Job, env: JobEnv) -> str | None:
+    """Why a follow-up has nothing to do (a redelivered review, answered), from reads only;
+    the door then writes nothing, not even a check run. None when there is work."""
+    found = _FollowUp(job, env).pending() if job.number is not None else None
+    return found if isinstance(found, str) else None
+
+
+follow_up.nothing_to_do = nothing_to_do  # type: ignore[attr-defined]
+
+
+class _FollowUp(ReviewReading):
     """One follow-up job on one of our pull requests."""
 
     def __init__(self, job: Job, env: JobEnv) -> None:
@@ -73,22 +80,15 @@ class _FollowUp(Flow):
         self.branch: Branch | None = None
         self.suggested: set[str] = set()
         """Reviews of suggestions made for a fork (their URLs stand for commits)."""
+        self.review_has_comments = False
+        """The delivered review brought inline comments (its body is then no request)."""
 
     def run(self) -> JobResult:
-        self.pr = self.gh.get_pull(self.repo, self.number)
+        found = self.pending()
+        if isinstance(found, str):
+            raise Stop(self.neutral(found))
+        threads, asked = found
         trigger = self.job.params.get("trigger")
-        # A fork's pull request, when someone with the permission asked (never for CI).
-        fork = self.pr.from_fork(self.repo) and trigger != "ci"
-        if not (is_ours(self.pr, self.repo, self.cfg) or fork) or self.pr.state != "open":
-            raise Stop(self.neutral(f"#{self.number} is not an open pull request of agentbot's"))
-        threads: list[Thread] = []
-        asked = str(self.job.params.get("review_body") or "")
-        if trigger in ("review", "review_comment"):
-            threads = self.threads_to_answer()
-            if not threads and asked and self.review_answered():
-                asked = ""
-            if not threads and not asked:
-                raise Stop(self.neutral("every review thread is answered"))
         self.checkout()
         if trigger == "ci":
             self.fix_ci()
@@ -103,61 +103,6 @@ class _FollowUp(Flow):
         return self.conclude()
 
     # --- steps ----------------------------------------------------------------------------
-
-    def threads_to_answer(self) -> list[Thread]:
-        """Open threads as people who may ask for work see them: a thread is started by one
-        (read-only users' are not), only their replies are kept (read-only users' and hidden
-        comments are dropped) and only theirs re-open a thread agentbot answered; a thread
-        someone resolved is closed (without GraphQL, none counts as resolved or hidden)."""
-        comments = self.gh.list_review_comments(self.repo, self.number)
-        if not open_threads(comments, self.mine):
-            return []
-        known = self.gh.review_threads(self.repo, self.number) or {}
-        self.thread_ids = {root: t.id for root, t in known.items()}
-        hidden = {c for t in known.values() for c in t.minimized}
-        closed = hidden | {root for root, t in known.items() if t.resolved}
-        threads = []
-        fork_ask = self.cfg.commands.fix.casefold() if self.pr.from_fork(self.repo) else ""
-        for thread in threads_of(comments):
-            if thread.root.id in closed:
-                continue
-            if fork_ask and not thread.root.body.lstrip().casefold().startswith(fork_ask):
-                continue  # on a fork, a thread is for the contributor unless it asks agentbot
-            heard = tuple(c for c in thread.comments if c.id not in hidden and self.heard(c))
-            if heard and heard[0] is thread.root and not Thread(heard).answered(self.mine):
-                threads.append(Thread(heard))
-        return threads
-
-    def mine(self, login: str) -> bool:
-        """True for agentbot's account, or the pull request's author (the token that opened
-        it: a person's token in the Action, whose replies must close threads too; whoever
-        opens a pull request from a branch of this repository can write to it anyway)."""
-        author = self.pr.user.strip().casefold()
-        # A fork's author is a contributor, not the token that opened the pull request.
-        if author and login.strip().casefold() == author and not self.pr.from_fork(self.repo):
-            return True
-        return is_bot_login(login, self.env.bot_login)
-
-    def heard(self, comment: ReviewComment) -> bool:
-        """Agentbot's own reply, or a comment by someone who may ask for work (asked once
-        per login)."""
-        if is_reply(comment, self.mine):
-            return True
-        login = comment.user
-        if login not in self.permitted:
-            refusal = check_permission(self.gh, self.repo, login, self.cfg, what="a follow-up")
-            self.permitted[login] = bool(login) and refusal is None
-        return self.permitted[login]
-
-    def review_marker(self) -> str:
-        """Marks the comment that answered this review's body (so it is answered once)."""
-        return f"<!-- agentbot:review {self.job.params.get('review_id', '')} -->"
-
-    def review_answered(self) -> bool:
-        """True when a comment of ours (by its author: anyone can type the marker) already
-        answered this review's body."""
-        comments = self.gh.list_issue_comments(self.repo, self.number)
-        return any(self.mine(c.user) and self.review_marker() in c.body for c in comments)
 
     def checkout(self) -> None:
         """The branch as it is on origin; the gate and the limits judge from its fork point."""
@@ -308,6 +253,13 @@ class _FollowUp(Flow):
         )
         error = f"{len(failed)} item(s) did not pass the gate" if failed else ""
         return self.finished(status, error=error)
+
+    def finished(self, status: JobStatus, *, error: str = "") -> JobResult:
+        """The result; a failure also labels the issue or pull request `labels.failed`."""
+        result = super().finished(status, error=error)
+        if status == JobStatus.FAILED:
+            label_failure(self.gh, self.job.repo, self.number, self.cfg.labels.failed)
+        return result
 
     def fail(self, reason: str) -> JobResult:
         """Say why on the pull request."""

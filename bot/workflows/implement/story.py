@@ -16,7 +16,7 @@ from bot.workflows.implement.tasks_file import selection as tasks_selection
 from bot.workflows.steps.agents import concerns, open_session
 from bot.workflows.steps.flow import Refused
 from bot.workflows.steps.limits import push_guard
-from bot.workflows.steps.progress import TaskBoard
+from bot.workflows.steps.progress import TaskBoard, label_failure
 from bot.workflows.steps.pulls import open_pull, publish_pull, same_repo_pull
 from bot.workflows.steps.workspace import open_workspace
 
@@ -99,6 +99,15 @@ class ImplementRun(TaskWork):
                 {tid: (o.status, o.detail) for tid, o in outcomes.items()}, self.budget.cost_usd
             )
 
+    def task_ended(self, outcome: TaskOutcome) -> None:
+        """Show a `[P]` task's end at once; the batch's settle adds its commit."""
+        if self.board:
+            detail = "validated; committed when its batch ends" if outcome.status == "done" else ""
+            self.board.settle(
+                {outcome.task.id: (outcome.status, detail or outcome.detail)},
+                self.budget.cost_usd,
+            )
+
     def open_board(self, batches: list[list[Task]]) -> None:
         """The sticky progress comment on the PR, listing the tasks this run works on."""
         assert self.pr_number is not None
@@ -135,6 +144,15 @@ class ImplementRun(TaskWork):
         return ""
 
     # --- results ----------------------------------------------------------------------
+
+    def finished(self, status: JobStatus, *, error: str = "") -> JobResult:
+        """The result; a failure also labels the issue or pull request `labels.failed`."""
+        result = super().finished(status, error=error)
+        if status == JobStatus.FAILED:
+            label_failure(
+                self.gh, self.job.repo, self.job.number or self.pr_number, self.cfg.labels.failed
+            )
+        return result
 
     def stopped(self, reason: str) -> JobResult:
         """The run broke off: a failed result, and the board (if up) says why."""

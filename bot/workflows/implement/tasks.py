@@ -10,6 +10,7 @@ import contextvars
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from bot import treefs
@@ -28,6 +29,7 @@ from bot.workflows.steps.agents import run_role, unmet
 from bot.workflows.steps.flow import Flow
 from bot.workflows.steps.limits import push_guard, refuse, worktree_problems
 from bot.workflows.steps.validate import validate
+from bot.workflows.steps.workenv import WorkEnv, prepare_workenv
 
 TRIES = 3
 
@@ -50,6 +52,8 @@ class TaskWork(Flow):
         self.lock = threading.Lock()  # guards the budget and the job log across [P] threads
         self.outcomes: dict[str, TaskOutcome] = {}
         self.tasks_path = ""
+        self.workenvs: dict[Path, WorkEnv] = {}
+        self.reported = threading.Lock()  # one board write at a time from the [P] threads
         self.plan: TaskPlan | None = None
         self.documents: list[tuple[str, str]] = []
         self.guard = push_guard("", self.cfg.limits, per_commit_lines=True)
@@ -80,10 +84,11 @@ class TaskWork(Flow):
                 # Each thread gets a copy of this context, so its log lines keep the job id.
                 futures = {
                     t.id: pool.submit(
-                        contextvars.copy_context().run, self.attempt, trees[t.id], t, session, start
+                        contextvars.copy_context().run, self.attempt_and_tell, trees[t.id], t,
+                        session, start,
                     )
                     for t in batch
-                }
+                }  # fmt: skip
                 outcomes = {tid: f.result() for tid, f in futures.items()}
             for t in batch:  # file order keeps history deterministic
                 outcome = outcomes[t.id]
@@ -103,6 +108,18 @@ class TaskWork(Flow):
                 ws.remove_worktree(path)
             for t in batch:
                 ws.delete_branch(f"agentbot-wt/{t.id}")
+
+    def attempt_and_tell(
+        self, ws: Workspace, task: Task, session: Session, start: str
+    ) -> TaskOutcome:
+        """A `[P]` task's attempt, reported as soon as it ends (not when its batch does)."""
+        outcome = self.attempt(ws, task, session, start)
+        with self.reported:
+            self.task_ended(outcome)
+        return outcome
+
+    def task_ended(self, outcome: TaskOutcome) -> None:
+        """A `[P]` task's attempt ended; the story shows it (its commit follows the batch)."""
 
     def conflict(self, ws: Workspace, tree: Workspace, start: str) -> str:
         """Why a `[P]` task's changes could not come back: the files both sides changed."""
@@ -196,11 +213,26 @@ class TaskWork(Flow):
 
     def agent_in(self, ws: Workspace, role: Role, text: str, session: Session) -> AgentResult:
         """Run an agent on one workspace (a [P] task's own); all share the run's budget."""
-        result = run_role(self.env, role, text, ws.path, budget=self.budget, session=session)
+        # In the prepared environment, as the IssueFixer's agent: deps installed, validation's
+        # commands named (prepared once per workspace; a [P] task's worktree is its own).
+        result = run_role(
+            self.env, role, text, ws.path, budget=self.budget, session=session,
+            workenv=self.workenv_of(ws),
+        )  # fmt: skip
         if result.output is not None:
             with self.lock:
                 self.outputs.append(result.output)
         return result
+
+    def workenv_of(self, ws: Workspace) -> WorkEnv:
+        """The workspace's prepared environment (set up once per workspace, cached)."""
+        with self.lock:
+            ready = self.workenvs.get(ws.path)
+        if ready is None:
+            ready = prepare_workenv(self.env, ws.path)
+            with self.lock:
+                self.workenvs[ws.path] = ready
+        return ready
 
     def commit_task(
         self, ws: Workspace, tasks_path: str, task: Task, outcome: TaskOutcome

@@ -6,13 +6,17 @@ skipped with the reason), the batch under way and the cost so far, then the fina
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from bot.errors import AgentbotError
 from bot.models.github import Comment
 from bot.ports import GitHubWrites
 from bot.report import PROGRESS_MARKER, Step, StepState, progress_comment
 from bot.tasks_md import Task
+
+log = logging.getLogger("agentbot.job")
 
 
 @dataclass
@@ -26,6 +30,8 @@ class Progress:
     steps: list[Step]
     comment_id: int | None = None
     footer: str = ""
+    previous: str = ""
+    """The reused comment's body before this run: the last report, for `restore`."""
 
     def start(
         self, existing: Sequence[Comment], bot_login: str = "", *, publish: bool = True
@@ -41,7 +47,7 @@ class Progress:
             # Another command's progress comment on the same thread keeps its own.
             ours = c.body.startswith(PROGRESS_MARKER) and c.body.split("\n", 2)[1:2] == head[1:2]
             if mine and ours:
-                self.comment_id = c.id
+                self.comment_id, self.previous = c.id, c.body
         if publish:
             self._publish()
 
@@ -58,12 +64,25 @@ class Progress:
         return next((s.title for s in self.steps if s.state == "running"), None)
 
     def finish(self, footer: str) -> None:
-        """Write the final state: remaining pending steps are marked skipped."""
+        """Write the final state: pending steps are marked skipped, a step still running failed
+        (the run stopped there; a finished comment never shows 🔄)."""
         self.steps = [
-            replace(s, state="skipped") if s.state == "pending" else s for s in self.steps
+            replace(s, state="skipped")
+            if s.state == "pending"
+            else replace(s, state="failed", detail=s.detail or "stopped")
+            if s.state == "running"
+            else s
+            for s in self.steps
         ]
         self.footer = footer
         self._publish()
+
+    def restore(self) -> bool:
+        """Put the last report back (a failed run must not replace it); False when none."""
+        if self.comment_id is None or not self.previous:
+            return False
+        self.github.update_comment(self.repo, self.comment_id, self.previous)
+        return True
 
     def publish(self) -> None:
         """Write the current state (create the comment the first time)."""
@@ -130,3 +149,14 @@ class TaskBoard:
 def _short(text: str, limit: int = 80) -> str:
     one = " ".join(text.split())
     return one if len(one) <= limit else one[: limit - 1] + "…"
+
+
+def label_failure(github: GitHubWrites, repo: str, number: int | None, label: str) -> None:
+    """Label the job's issue or pull request as failed (README: every workflow's failure);
+    a refused label is logged, never a second failure."""
+    if number is None:
+        return
+    try:
+        github.add_labels(repo, number, [label])
+    except AgentbotError as exc:
+        log.warning("could not label %s#%s %r: %s", repo, number, label, exc)

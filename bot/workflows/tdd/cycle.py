@@ -30,6 +30,7 @@ from bot.tdd.table import feat_message, refactor_message
 from bot.tdd.verdict import Verdict, excerpt, judge_green, judge_red
 from bot.validation import run_validation
 from bot.workflows.steps.agents import run_role
+from bot.workflows.steps.workenv import WorkEnv
 from bot.workflows.tdd import files
 from bot.workflows.tdd.journal import Journal
 
@@ -58,6 +59,8 @@ class Engine:
     """Cycles are read back from `resume_from..HEAD` (None: `base_sha..HEAD`; "": all of HEAD)."""
     on_cycle: Callable[[TddState], None] = lambda _: None
     """Called after each committed cycle (the GitHub flow pushes there)."""
+    workenv: WorkEnv | None = None
+    """The prepared environment the agents' shells run in (as the IssueFixer's)."""
     state: TddState = field(init=False)
     journal: Journal = field(init=False)
     floor: int = field(init=False, default=0)
@@ -279,8 +282,9 @@ class Engine:
         """One agent run on the job's budget (LimitsExceeded ends the session)."""
         try:
             res = run_role(
-                self.env, role, task, self.ws.path, budget=self.budget, session=self.session
-            )
+                self.env, role, task, self.ws.path, budget=self.budget, session=self.session,
+                workenv=self.workenv,
+            )  # fmt: skip
         except LimitsExceeded:
             self.budget.check()  # the job's budget spent: raised again, the session stops
             raise CycleFailed(f"the {role.name.value} agent used all its turns") from None

@@ -10,8 +10,6 @@ repository first gets a project skeleton (`chore` commit). Decisions: docs/tdd.m
 
 from __future__ import annotations
 
-from typing import Any
-
 from bot.errors import KataParseError
 from bot.guards import open_refusal
 from bot.models import Job, JobResult, JobStatus, KataDescription
@@ -21,12 +19,13 @@ from bot.tdd.kata import parse_kata
 from bot.tdd.skeleton import detect_language, is_empty, package_name, write_skeleton
 from bot.tdd.state import TddState
 from bot.tdd.suite import open_suite
-from bot.tdd.table import pr_body
+from bot.tdd.table import cycle_items, earlier_usage, pr_body
 from bot.workflows.steps.agents import open_session
 from bot.workflows.steps.flow import Flow, Stop
 from bot.workflows.steps.limits import push_guard
-from bot.workflows.steps.progress import Progress
-from bot.workflows.steps.pulls import publish_pull, request_review
+from bot.workflows.steps.progress import Progress, label_failure
+from bot.workflows.steps.pulls import open_pull, publish_pull, request_review
+from bot.workflows.steps.workenv import prepare_workenv
 from bot.workflows.steps.workspace import open_workspace
 from bot.workflows.tdd.cycle import Engine
 
@@ -48,6 +47,8 @@ class TddFlow(Flow):
         self.repo, self.number = job.repo, job.number or 0
         self.progress: Progress | None = None
         self.branch = ""
+        self.had_failed = False
+        """The issue carried `labels.failed` (an earlier run stopped): a finished run lifts it."""
 
     def run(self) -> JobResult:
         kata = self.read_kata()
@@ -78,6 +79,7 @@ class TddFlow(Flow):
             session=self.session,
             max_cycles=int(self.job.params.get("max_cycles") or DEFAULT_MAX_CYCLES),
             on_cycle=self.checkpoint,
+            workenv=prepare_workenv(self.env, self.ws.path),
         )
         self.step(STEPS[1], "running")
         state = engine.run()
@@ -90,6 +92,7 @@ class TddFlow(Flow):
         issue = self.gh.get_issue(self.repo, self.number)
         if issue.is_pull_request:
             raise Stop(self.neutral(f"#{self.number} is a pull request, not an issue"))
+        self.had_failed = self.cfg.labels.failed in issue.labels
         if refusal := open_refusal(issue):
             raise Stop(self.neutral(refusal.reason))
         try:
@@ -127,17 +130,26 @@ class TddFlow(Flow):
         if not state.cycles:
             raise Stop(self.fail(f"no cycle was completed: {state.stopped or 'nothing to do'}"))
         self.env.push(self.ws, self.branch)
+        # A resumed session: its pull request says what the earlier runs cost.
+        number = open_pull(self.gh, self.repo, self.branch)
+        cost, turns = earlier_usage(self.gh.get_pull(self.repo, number).body) if number else (0, 0)
         body = pr_body(
-            state, issue=self.number, cost_usd=self.budget.cost_usd, turns=self.budget.turns
+            state,
+            issue=self.number,
+            cost_usd=cost + self.budget.cost_usd,
+            turns=turns + self.budget.turns,
         )
         stopped = state.stopped and not state.done
         pr, new = publish_pull(
             self.env, self.repo, head=self.branch, title=f"feat: {kata.title} (TDD)", body=body,
-            draft=bool(stopped) or self.cfg.pull_request.draft,
+            number=number, draft=bool(stopped) or self.cfg.pull_request.draft,
         )  # fmt: skip
         if new:
             request_review(self.env, self.repo, pr, self.job.actor, needed=False)
-        items: list[dict[str, Any]] = [c.model_dump(mode="json") for c in state.cycles]
+        elif not stopped and not self.cfg.pull_request.draft and pr.draft:
+            # A resumed session that finished: its draft (from a stop) is ready now.
+            self.gh.mark_ready(self.repo, pr.number)
+        items = cycle_items(state)
         summary = f"{len(state.cycles)} of {len(kata.requirements)} requirement(s) in TDD cycles"
         self.result = self.result.model_copy(
             update={"pr_url": pr.html_url, "pr_number": pr.number, "items": items,
@@ -165,6 +177,15 @@ class TddFlow(Flow):
         done = f"{len(state.cycles)} of {len(state.requirements)} requirement(s)"
         self.step(STEPS[1], "running", done, publish=True)
 
+    def finished(self, status: JobStatus, *, error: str = "") -> JobResult:
+        """The result; a failure also labels the issue or pull request `labels.failed`."""
+        result = super().finished(status, error=error)
+        if status == JobStatus.FAILED:
+            label_failure(self.gh, self.job.repo, self.number, self.cfg.labels.failed)
+        elif status == JobStatus.SUCCESS and self.had_failed:
+            self.gh.remove_label(self.repo, self.number, self.cfg.labels.failed)
+        return result
+
     def fail(self, reason: str) -> JobResult:
         """Say why on the issue and label it; the branch keeps any pushed cycles."""
         result = self.finished(JobStatus.FAILED, error=reason)
@@ -172,5 +193,5 @@ class TddFlow(Flow):
             if running := self.progress.running():
                 self.progress.set(running, "failed", publish=False)
             self.progress.finish(f"**The TDD session failed:** {reason}")
-            self.gh.add_labels(self.repo, self.number, [self.cfg.labels.failed])
+
         return result

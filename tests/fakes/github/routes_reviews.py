@@ -32,6 +32,8 @@ class ReviewCommentState:
     line: int
     created_at: str
     in_reply_to: int | None = None
+    review_id: int | None = None
+    """The review it was submitted with (GitHub's `pull_request_review_id`)."""
 
     @property
     def thread(self) -> int:
@@ -49,6 +51,7 @@ def add_review_comment(
     path: str,
     line: int = 1,
     in_reply_to: int | None = None,
+    review_id: int | None = None,
 ) -> ReviewCommentState:
     """Seed an inline comment (a reviewer's); returns it (`.id` starts a thread)."""
     with store.lock:
@@ -64,6 +67,7 @@ def add_review_comment(
             line=line,
             created_at=iso(store.now()),
             in_reply_to=in_reply_to,
+            review_id=review_id,
         )
         store.review_comments[c.id] = c
         return c
@@ -82,7 +86,7 @@ def _json(c: ReviewCommentState, users: dict[str, User], req: Req) -> dict[str, 
         "url": f"{api}/repos/{c.repo}/pulls/comments/{c.id}",
         "html_url": f"{web}/{c.repo}/pull/{c.number}#discussion_r{c.id}",
         "pull_request_url": f"{api}/repos/{c.repo}/pulls/{c.number}",
-        "pull_request_review_id": c.thread,
+        "pull_request_review_id": c.review_id or c.thread,
         "diff_hunk": f"@@ -{c.line},1 +{c.line},1 @@",
         "path": c.path,
         "line": c.line,
@@ -216,12 +220,14 @@ def create_review(store: Store, req: Req) -> Resp:
 
 @route("POST", "/graphql")
 def graphql(store: Store, req: Req) -> Resp:
-    """The two GraphQL operations agentbot sends; anything else is a GraphQL error."""
+    """The GraphQL operations agentbot sends; anything else is a GraphQL error."""
     if not store.graphql_enabled:
         return not_found()
     body = req.json if isinstance(req.json, dict) else {}
     query, variables = str(body.get("query") or ""), body.get("variables") or {}
     store.graphql_calls.append({"query": query, "variables": variables})
+    if "markPullRequestReadyForReview" in query or "isDraft" in query:
+        return _pull_ready(store, query, variables)
     if "resolveReviewThread" in query:
         root = int(str(variables.get("thread", "")).removeprefix("PRRT_") or 0)
         if root not in store.review_comments:
@@ -257,3 +263,21 @@ def _thread_nodes(store: Store, root: int) -> list[dict[str, Any]]:
         {"databaseId": c.id, "isMinimized": c.id in store.minimized_comments}
         for c in sorted(thread_of(store, root), key=lambda c: c.id)
     ]
+
+
+def _pull_ready(store: Store, query: str, variables: dict[str, Any]) -> Resp:
+    """A pull request's node id and draft flag (`PR_<repo>#<number>`), or marking it ready."""
+    if "markPullRequestReadyForReview" in query:
+        repo, _, num = str(variables.get("pull", "")).removeprefix("PR_").rpartition("#")
+    else:
+        repo, num = f"{variables.get('owner')}/{variables.get('name')}", str(variables.get("number"))
+    number = int(str(num or 0)) if str(num or 0).isdigit() else 0
+    issue = store.repos[repo].issues.get(number) if repo in store.repos else None
+    if issue is None or issue.pull is None:
+        return Resp(200, {"data": None, "errors": [{"message": "Could not resolve"}]})
+    if "markPullRequestReadyForReview" in query:
+        issue.pull.draft = False
+        ready = {"pullRequest": {"isDraft": False}}
+        return Resp(200, {"data": {"markPullRequestReadyForReview": ready}})
+    node = {"id": f"PR_{repo}#{number}", "isDraft": issue.pull.draft}
+    return Resp(200, {"data": {"repository": {"pullRequest": node}}})
