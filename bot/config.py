@@ -183,6 +183,8 @@ class Labels(_Section):
     needs_info: str = "agent-needs-info"
     security_review: str = "agent-security-review"
     """Set on a pull request whose agent raised a security concern (seed 004 gate)."""
+    unverified: str = "agent-unverified"
+    """Set on a draft pull request whose tests could not run (a stage `unverified`)."""
 
 
 COMMAND_SIGILS = ("/", "@")

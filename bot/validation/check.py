@@ -31,9 +31,7 @@ from bot.validation.environment import StageEnv
 from bot.validation.judge import judge_diagnostics, judge_tests
 from bot.validation.runner import clip, missing_in_output, missing_program, run_command
 from bot.validation.stage import STAGES, StageSpec
-from bot.validation.testfiles import has_test_files
-
-NO_TESTS = "no tests in this repository"
+from bot.validation.testfiles import NO_TESTS, has_test_files
 
 FIXABLE = ("lint", "format")
 

@@ -7,6 +7,9 @@ from pathlib import Path, PurePosixPath
 
 from bot.git import runner as git
 
+NO_TESTS = "no tests in this repository"
+"""How a test stage says the repository has no test at all (not unverified: nothing to run)."""
+
 _TEST_DIRS = frozenset({"tests", "test", "testing", "spec", "specs", "__tests__", "t"})
 _TEST_NAMES = (
     "test_*", "*_test.*", "*_tests.*", "*.test.*", "*.spec.*", "*_spec.*", "*Test.*", "test.*",

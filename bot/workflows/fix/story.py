@@ -34,6 +34,7 @@ from bot.report import (
 )
 from bot.roles import ISSUE_FIXER
 from bot.roles.issue_fixer import issue_task
+from bot.verdict_text import unverified_reason
 from bot.workflows.steps.agents import (
     commit_session,
     concerns,
@@ -85,9 +86,12 @@ class _FixFlow(Flow):
             return self.stopped_early(issue, report)
         if not report.passed:
             return self.validation_failed(issue, report)
-        self.prove(issue)
+        unverified = unverified_reason(report)
+        if not unverified:  # a proof needs tests that run
+            self.prove(issue)
         self.publish(issue)
-        return self.open_pr(issue, draft=self.cfg.pull_request.draft)
+        draft = self.cfg.pull_request.draft or bool(unverified)
+        return self.open_pr(issue, draft=draft, unverified=unverified)
 
     # --- steps ----------------------------------------------------------------------------
 
@@ -185,7 +189,9 @@ class _FixFlow(Flow):
         self.check_limits()
         files = self.ws.changed_files(self.base_sha)
         self.result = self.result.model_copy(update={"files_changed": files})
-        if report.passed:
+        if report.passed and report.unverified:
+            self.progress.set(STEPS[2], "skipped", "unverified: the tests could not run")
+        elif report.passed:
             self.progress.set(STEPS[2], "done", publish=False)
         return report
 
@@ -245,12 +251,25 @@ class _FixFlow(Flow):
         # Only now is there work on the branch for a failure comment to point at.
         self.result = self.result.model_copy(update={"branch": self.branch})
 
-    def open_pr(self, issue: Issue, *, draft: bool, failed: str = "") -> JobResult:
-        """Open our PR, or update it when a re-run finds it; ask for the reviews it needs."""
+    def open_pr(
+        self, issue: Issue, *, draft: bool, failed: str = "", unverified: str = ""
+    ) -> JobResult:
+        """Open our PR, or update it when a re-run finds it; ask for the reviews it needs.
+
+        A change whose tests could not run (`unverified`) is a draft labelled
+        `labels.unverified`, and the job ends `unverified`, never `success`.
+        """
         assert self.progress is not None
         flagged = concerns(self.outputs)
         self.result = self.result.model_copy(update={"security_concerns": flagged})
-        result = self.finished(JobStatus.FAILED if failed else JobStatus.SUCCESS, error=failed)
+        status = (
+            JobStatus.FAILED
+            if failed
+            else JobStatus.UNVERIFIED
+            if unverified
+            else JobStatus.SUCCESS
+        )
+        result = self.finished(status, error=failed or unverified)
         pr, new = publish_pull(
             self.env,
             self.repo,
@@ -265,6 +284,8 @@ class _FixFlow(Flow):
                 self.env, self.repo, pr, self.job.actor, needed=wants_review(self.outputs)
             )
         result = result.model_copy(update={"pr_url": pr.html_url, "pr_number": pr.number})
+        if unverified:
+            self.gh.add_labels(self.repo, pr.number, [self.cfg.labels.unverified])
         if failed:
             self.progress.set(STEPS[2], "failed", failed, publish=False)
             self.progress.finish(pr_footer(result, failed=failed))
