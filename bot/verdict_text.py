@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from bot.models import ValidationReport
-from bot.validation.testfiles import NO_TESTS
+from bot.models import NO_TESTS, ValidationReport
 
 __all__ = ["NO_TESTS", "no_tests_line", "unverified_reason", "unverified_section"]
 UNVERIFIED_TITLE = "⚠️ Unverified: the tests could not run"

@@ -45,6 +45,9 @@ class TestResult(Model):
         return self
 
 
+NO_TESTS = "no tests in this repository"
+"""How a test stage says the repository has no test at all (skipped, not unverified)."""
+
 GateName = Literal["setup", "format", "lint", "typecheck", "test", "build"]
 GateStatus = Literal["passed", "failed", "skipped", "timed_out", "preexisting", "unverified"]
 """`unverified`: the stage should have run but no test of it could be counted (runner missing,

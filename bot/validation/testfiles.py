@@ -6,9 +6,9 @@ import fnmatch
 from pathlib import Path, PurePosixPath
 
 from bot.git import runner as git
+from bot.models import NO_TESTS
 
-NO_TESTS = "no tests in this repository"
-"""How a test stage says the repository has no test at all (not unverified: nothing to run)."""
+__all__ = ["NO_TESTS", "has_test_files", "is_test"]
 
 _TEST_DIRS = frozenset({"tests", "test", "testing", "spec", "specs", "__tests__", "t"})
 _TEST_NAMES = (
