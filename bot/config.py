@@ -193,7 +193,8 @@ class Labels(_Section):
     security_review: str = "agent-security-review"
     """Set on a pull request whose agent raised a security concern (seed 004 gate)."""
     unverified: str = "agent-unverified"
-    """Set on a draft whose gate could not be trusted (a change to how it is judged, #25)."""
+    """Set on a draft whose gate could not be trusted: a stage could not run, or the change
+    edits how it is judged."""
 
 
 LOGIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}(\[bot\])?")

@@ -9,6 +9,7 @@ from typing import Literal
 from bot.models import JobKind, JobResult, JobStatus, ValidationReport
 from bot.outbound.paths import TEST_PATH
 from bot.tasks_md import TaskPlan
+from bot.verdict_text import no_tests_line, unverified_section
 
 PROGRESS_MARKER = "<!-- agentbot:progress -->"
 """Hidden marker that identifies our sticky progress comment, so re-runs edit, not add."""
@@ -26,6 +27,7 @@ _ICONS: dict[str, str] = {
     "passed": "✅",
     "timed_out": "⏱️",
     "preexisting": "🟨",
+    "unverified": "⚠️",
 }
 
 
@@ -57,6 +59,8 @@ def validation_table(report: ValidationReport | None) -> str:
         if gate.status == "failed" or gate.preexisting_count:
             problems = f"{len(gate.new_issues)} new · {gate.preexisting_count} pre-existing"
         icon = _ICONS.get(gate.status, "")
+        if report.unverified and gate.status == "passed":
+            icon = "☑️"  # no green tick beside a change whose tests could not run
         command = f"`{_cell(_short(gate.command))}`" if gate.command else ""
         rows.append(
             f"| {gate.gate_name} | {icon} {gate.status} | {command} | {gate.source}"
@@ -217,6 +221,8 @@ def fix_pr_body(result: JobResult) -> str:
     number = result.job.number
     parts = [
         PR_MARKER,
+        *unverified_section(result.validation),
+        no_tests_line(result.validation),
         f"Fixes #{number}",
         "## Summary",
         result.summary or "_No summary given._",
@@ -285,6 +291,7 @@ def step_summary(result: JobResult) -> str:
         JobStatus.FAILED: "❌ failed",
         JobStatus.NEUTRAL: "⏭️ nothing to do",
         JobStatus.NEEDS_INFO: "❓ needs information",
+        JobStatus.UNVERIFIED: "⚠️ unverified (draft: the tests could not run)",
     }[result.status]
     target = f"{result.job.repo}#{result.job.number}" if result.job.number else result.job.repo
     lines = [

@@ -99,3 +99,21 @@ def test_green_needs_the_runner_to_count_every_test_of_the_red_run(tmp_path: Pat
     unread = SuiteRun("tests/test_roman.py::test_one\n\n1 test collected in 0.01s\n", 0, None)
     assert not judge_green(unread, 1).ok
     assert "summary could not be read" in judge_green(unread).reason
+
+
+def test_a_red_from_a_runner_that_cannot_start_is_an_environment_problem(tmp_path: Path) -> None:
+    """Exit 127 from the shell used to read as "error in the code under test" (#25)."""
+    got = subprocess.run(
+        ["/bin/sh", "-c", "no-such-pytest -q"], cwd=tmp_path, capture_output=True, text=True
+    )
+    out = got.stdout + got.stderr
+    run = SuiteRun(out, got.returncode, parse_test_counts("pytest", out))
+    verdict = judge_red("python", run, 0, ["roman"])
+    assert not verdict.ok and verdict.reason.startswith("environment problem")
+    assert "could not start" in verdict.reason
+
+
+def test_a_red_whose_summary_cannot_be_read_is_not_accepted() -> None:
+    run = SuiteRun("Segmentation fault (core dumped)\n", 139, None)
+    verdict = judge_red("python", run, 0, ["roman"])
+    assert not verdict.ok and verdict.reason.startswith("environment problem")

@@ -388,7 +388,7 @@ def test_setup_runs_again_only_when_a_dependency_file_changes(
     for _ in range(2):
         report = validate(path, data_dir, base_env, config=bad)
         assert gate(report, "setup").status == "failed" and not report.passed
-        assert gate(report, "test").status == "passed"
+        assert gate(report, "test").command_result is not None  # ran (`true`: uncounted)
     assert log.read_text() == "ran\n" * 4
 
 
@@ -512,17 +512,29 @@ def test_fix_callback_that_does_not_fix_uses_every_round(
     assert calls == []
 
 
-def test_a_repo_without_tests_passes_with_a_no_tests_warning(
+def test_a_repo_without_tests_says_so_plainly_and_never_passes_the_test_stage(
     repo: Path, data_dir: Path, base_env: dict[str, str]
 ) -> None:
     (repo / "tests" / "test_demo.py").unlink()
     commit(repo, "no tests yet")
     report = validate(repo, data_dir, base_env, config=ValidationConfig(typecheck=None))
     test = gate(report, "test")
-    assert test.status == "passed" and test.warning.startswith("no tests")
+    assert test.status == "skipped" and test.warning.startswith("no tests in this repository")
     assert test.command_result is not None and test.command_result.exit_code == 5
     assert report.tests is not None and report.tests.test_count == 0
-    assert report.passed
+    assert report.passed and not report.unverified  # format and lint ran; no tests to run
+
+
+def test_tests_the_runner_does_not_collect_are_unverified_not_passed(
+    repo: Path, data_dir: Path, base_env: dict[str, str]
+) -> None:
+    """A `test.py` at the root: pytest collects nothing (`0/0 passed` used to be a green)."""
+    (repo / "tests" / "test_demo.py").rename(repo / "test.py")
+    commit(repo, "tests in test.py")
+    report = validate(repo, data_dir, base_env, config=ValidationConfig(typecheck=None))
+    test = gate(report, "test")
+    assert test.status == "unverified" and "found no test to run" in test.warning
+    assert report.unverified == [test] and not test.passed
 
 
 # --- skipped stages: configuration, missing tools, nothing to validate -----------------------
@@ -552,7 +564,7 @@ def test_missing_tools_are_skipped_with_a_warning_never_passed(
         "format": "skipped",
         "lint": "skipped",
         "typecheck": "skipped",
-        "test": "skipped",
+        "test": "unverified",  # the tests should have run: not just skipped
     }
     assert gate(report, "setup").warning == "disabled in config"
     assert "`ruff` is not installed" in gate(report, "format").warning
@@ -568,10 +580,10 @@ def test_one_missing_tool_is_skipped_and_the_rest_still_decides(
     report = validate(repo, data_dir, base_env, config=cfg)
     lint, test = gate(report, "lint"), gate(report, "test")
     assert lint.status == "skipped" and "`no-such-linter-xyz` is not installed" in lint.warning
-    # Found only when it ran (exit 127 from the shell): still skipped, not failed or passed.
-    assert test.status == "skipped" and "`no-such-runner-xyz` is not installed" in test.warning
+    # Found only when it ran (exit 127 from the shell): unverified, not failed or passed.
+    assert test.status == "unverified" and "`no-such-runner-xyz` is not installed" in test.warning
     assert test.command_result is not None and test.command_result.exit_code == 127
-    assert report.passed  # format and typecheck ran and passed
+    assert report.passed and report.unverified == [test]  # format and typecheck passed
 
 
 def test_an_unknown_repo_validates_nothing_and_fails(
@@ -585,8 +597,10 @@ def test_an_unknown_repo_validates_nothing_and_fails(
     assert all(g.status == "skipped" for g in report.gates)
     assert "no language profile detected" in gate(report, "test").warning
     # A configured command runs whatever the profile.
-    ok = validate(path, data_dir, base_env, config=ValidationConfig(test="true"))
-    assert ok.passed and "test counts not recognised" in gate(ok, "test").warning
+    counted = validate(path, data_dir, base_env, config=ValidationConfig(test="true"))
+    test = gate(counted, "test")
+    assert test.status == "unverified" and "test counts not recognised" in test.warning
+    assert not counted.passed and test.command_result is not None
 
 
 # --- timeout ---------------------------------------------------------------------------------
@@ -966,7 +980,8 @@ def test_rust_repo_fixes_format_but_not_clippy(
 def test_a_data_dir_inside_the_checkout_is_kept_out_of_git(
     repo: Path, base_env: dict[str, str]
 ) -> None:
-    cfg = ValidationConfig(setup=None, format=None, lint=None, typecheck=None, test="true")
+    counted = "echo '1 passed in 0.01s'"  # a summary the test stage counts
+    cfg = ValidationConfig(setup=None, format=None, lint=None, typecheck=None, test=counted)
     report = validate(repo, repo / ".agentbot", base_env, config=cfg)
     assert report.passed
     assert (repo / ".agentbot" / ".gitignore").read_text() == "*\n"

@@ -69,6 +69,17 @@ EXPECTED: dict[str, tuple[str, int, int, int, list[str]]] = {
     # tape counts assertions; a test (`# name`) is what passes or fails.
     "tape_pass": ("tape", 3, 0, 0, []),
     "tape_mixed": ("tape", 2, 2, 1, ["adds wrong", "throws"]),
+    # unittest: failures + errors fail, skipped is outside the total.
+    "unittest_mixed": (
+        "unittest", 1, 2, 1, ["tests.test_a.TestA.test_err", "tests.test_a.TestA.test_bad"],
+    ),
+    "unittest_v_pass": ("unittest", 2, 0, 0, []),
+    "unittest_none": ("unittest", 0, 0, 0, []),
+    # `make test` running unittest, read with the profile's default runner (pytest): a
+    # wrapper's output is searched for any runner's summary (#25).
+    "make_unittest_mixed": (
+        "pytest", 1, 2, 1, ["tests.test_a.TestA.test_err", "tests.test_a.TestA.test_bad"],
+    ),
 }  # fmt: skip
 
 
@@ -113,7 +124,9 @@ def test_auto_finds_the_same_counts(stem: str) -> None:
 
 
 def test_no_tests_messages_are_recognised() -> None:
-    for stem in ("pytest_q_none", "jest_none", "vitest_none", "mocha_none", "rspec_none"):
+    for stem in (
+        "pytest_q_none", "jest_none", "vitest_none", "mocha_none", "rspec_none", "unittest_none",
+    ):  # fmt: skip
         assert says_no_tests((DATA / f"{stem}.txt").read_text()), stem
     assert says_no_tests((DATA / "npm_default_none.txt").read_text())  # `npm init`'s script
     for stem in ("pytest_q_fail", "jest_mixed", "cargo_mixed", "pytest_q_collect"):
@@ -180,6 +193,7 @@ def test_infer_runner_from_the_test_command() -> None:
     assert infer_runner("bundle exec rspec", "auto") == "rspec"
     assert infer_runner("npm test", "jest") == "jest"  # the profile knows the script
     assert infer_runner("make check", "auto") == "auto"
+    assert infer_runner("coverage run -m unittest discover && coverage xml", "auto") == "unittest"
 
 
 def test_a_failed_test_named_keeps_the_run_red_whatever_summary_comes_last() -> None:

@@ -28,6 +28,7 @@ from bot.models.tdd import (
     TDDPhase,
 )
 from bot.models.validation import (
+    NO_TESTS,
     CommandResult,
     Diagnostic,
     GateName,
@@ -38,6 +39,7 @@ from bot.models.validation import (
 )
 
 __all__ = [
+    "NO_TESTS",
     "PROVIDER_URLS",
     "AgentContext",
     "AgentOutput",

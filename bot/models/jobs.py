@@ -59,11 +59,15 @@ class JobStatus(StrEnum):
     FAILED = "failed"
     NEUTRAL = "neutral"
     NEEDS_INFO = "needs_info"
+    UNVERIFIED = "unverified"
+    """A change was made but its tests could not run: a draft pull request, never a green."""
 
     @property
     def exit_code(self) -> int:
         """The exit code GitHub Actions reads for this outcome."""
-        return {"success": 0, "failed": 1, "neutral": 78, "needs_info": 0}[self.value]
+        return {"success": 0, "failed": 1, "neutral": 78, "needs_info": 0, "unverified": 0}[
+            self.value
+        ]
 
 
 class JobResult(Model):

@@ -45,8 +45,13 @@ class TestResult(Model):
         return self
 
 
+NO_TESTS = "no tests in this repository"
+"""How a test stage says the repository has no test at all (skipped, not unverified)."""
+
 GateName = Literal["setup", "format", "lint", "typecheck", "test", "build"]
-GateStatus = Literal["passed", "failed", "skipped", "timed_out", "preexisting"]
+GateStatus = Literal["passed", "failed", "skipped", "timed_out", "preexisting", "unverified"]
+"""`unverified`: the stage should have run but no test of it could be counted (runner missing,
+nothing collected, counts unreadable, nothing ran on the base either): never passed."""
 """`preexisting`: the stage fails the same way on the base commit: not held against the change."""
 
 
@@ -118,6 +123,11 @@ class ValidationReport(Model):
     """Pipeline-level notes (nothing validated, baseline unavailable); stage notes are on gates."""
     changed_files: list[str] | None = None
     """The files of the change the stages were scoped to; None when the whole checkout was."""
+
+    @property
+    def unverified(self) -> list[QualityGateResult]:
+        """Stages that could not be verified: never passed nor failed (an environment problem)."""
+        return [g for g in self.gates if g.status == "unverified"]
 
     @property
     def failing_gate(self) -> QualityGateResult | None:

@@ -20,6 +20,14 @@ from bot.validation.parsers import strip_ansi
 RIGHT_REASONS = ("assertion", "missing name", "error in the code under test")
 OVERSHOOT = "overshoot"
 NO_NEW_TEST = "no new test was collected: name and place it as the runner expects"
+ENVIRONMENT = "environment problem"
+"""A RED whose run did not execute the new test (the runner could not start, its summary
+could not be read): rejected, and not the Tester's to fix."""
+_CANNOT_START = re.compile(
+    r"(?:^|: )(?:line \d+: )?[\w./+-]+: (?:command )?not found$"
+    r"|No module named (?:pytest|unittest)$",
+    re.M,
+)
 EXCERPT = 3000
 
 
@@ -78,7 +86,12 @@ def judge_red(language: str, run: SuiteRun, before: int, project: Collection[str
     if run.counts is not None and run.counts.failed_count > 1:
         return Verdict(False, "more than one test fails: write exactly one new test", detail)
     text = strip_ansi(run.output)
+    if run.counts is None and (run.exit_code in (126, 127) or _CANNOT_START.search(text)):
+        return Verdict(False, f"{ENVIRONMENT}: the test runner could not start", detail)
     reason = _LANGUAGES.get(language, _python)(text, set(project))
+    if reason is None and run.counts is None:
+        why = "the runner's summary could not be read, so the new test was not seen to run"
+        return Verdict(False, f"{ENVIRONMENT}: {why}", detail)
     if reason is None:
         return Verdict(True, "error in the code under test", detail)
     return Verdict(reason in RIGHT_REASONS, reason, detail)

@@ -32,6 +32,7 @@ from bot.validation.environment import StageEnv
 from bot.validation.judge import judge_diagnostics, judge_tests
 from bot.validation.runner import clip, missing_in_output, missing_program, run_command
 from bot.validation.stage import STAGES, StageSpec
+from bot.validation.testfiles import NO_TESTS, has_test_files
 
 FIXABLE = ("lint", "format")
 
@@ -158,6 +159,9 @@ class Check:
         base = self._base_run(spec)
         if stage == "test":
             judged, tests, new, pre = judge_tests(gate, spec.runner, result, base)
+            if _found_none(judged, tests) and not has_test_files(self.senv.repo):
+                note = f"{NO_TESTS}: the runner found none, and no file looks like a test"
+                judged = gate.model_copy(update={"status": "skipped", "warning": note})
             return self._base_note(judged), tests, new, pre
         found = parse_diagnostics(result.output, (self.senv.repo,))
         if spec.pre_commit:
@@ -171,8 +175,8 @@ class Check:
 
     def _unverified(self, gate: QualityGateResult, tool: str) -> QualityGateResult:
         """A stage whose runner setup could not provide: skipped, naming the tool and the fix."""
-        note = how_to_declare(tool, self.senv.profile.name)
-        return gate.model_copy(update={"warning": _join(gate.warning, note), "missing_tool": tool})
+        note = how_to_declare(tool, self.senv.profile.name).removeprefix("unverified: ")
+        return _tool_missing(gate, note).model_copy(update={"missing_tool": tool})
 
     def _run(self, command: str, stage: str = "") -> CommandResult:
         """A stage command in the job's sandbox (no network), writing only its own places."""
@@ -255,6 +259,25 @@ def _newly_failing(before: ValidationReport, after: ValidationReport) -> list[st
     if not new and test_before == "passed" and test_after != "passed":
         return ["the test stage"]
     return new
+
+
+def _found_none(gate: QualityGateResult, tests: TestResult | None) -> bool:
+    """An unverified test gate whose runner ran and counted no test at all."""
+    return (
+        gate.status == "unverified"
+        and (tests is None or tests.test_count == 0)
+        and ("found no test to run" in gate.warning or "counts not recognised" in gate.warning)
+    )
+
+
+def _tool_missing(gate: QualityGateResult, note: str) -> QualityGateResult:
+    """A stage whose tool is missing: skipped, but the test stage is unverified (no test ran)."""
+    if gate.gate_name == "test":
+        note = f"unverified: no test ran: {note}"
+        return gate.model_copy(
+            update={"status": "unverified", "warning": _join(gate.warning, note)}
+        )
+    return gate.model_copy(update={"warning": _join(gate.warning, note)})
 
 
 def _join(*notes: str) -> str:

@@ -83,7 +83,13 @@ def _failed(
 def judge_tests(
     gate: QualityGateResult, runner: str, result: CommandResult, base: BaseRun
 ) -> tuple[QualityGateResult, TestResult | None, list[str], list[str]]:
-    """The test gate, the counts, and the (new, pre-existing) failing test ids."""
+    """The test gate, the counts, and the (new, pre-existing) failing test ids.
+
+    Passed needs a counted run: the runner's summary read, at least one test ran, and no
+    failing test the base does not fail too. A run that counted nothing, or failed before
+    any test ran the way the base does, or in which no test passed on either side, is
+    `unverified` (an environment problem): never passed, never "the same on the base".
+    """
     counted = parse_test_counts(runner, result.output)
     tests = (
         counted.model_copy(
@@ -99,21 +105,13 @@ def judge_tests(
     zero = tests is not None and tests.test_count == 0 and not failing
     if (zero and result.success) or ((zero or tests is None) and says_no_tests(result.output)):
         skipped = f" ({tests.skipped_count} skipped)" if tests and tests.skipped_count else ""
-        note = f"no tests: the test runner found no test to run{skipped}"
-        return (
-            gate.model_copy(update={"status": "passed", "warning": _join(gate.warning, note)}),
-            tests,
-            [],
-            [],
-        )
+        why = f"no test ran: the test runner found no test to run{skipped}"
+        return _unverified(gate, why), tests, [], []
     if result.success and not failing:
-        note = "" if tests else f"test counts not recognised ({runner} output)"
-        return (
-            gate.model_copy(update={"status": "passed", "warning": _join(gate.warning, note)}),
-            tests,
-            [],
-            [],
-        )
+        if tests is None:
+            why = f"test counts not recognised ({runner} output): no test was counted"
+            return _unverified(gate, why), tests, [], []
+        return gate.model_copy(update={"status": "passed"}), tests, [], []
     failed = gate.model_copy(
         update={"status": "failed", "issues_found": failing, "new_issues": failing}
     )
@@ -123,15 +121,8 @@ def judge_tests(
     if not failing:
         # Failed without naming a test (a crash, a collection error): compare how it failed.
         if tests is None and baseline.tests is None and baseline.exit_code == result.exit_code:
-            why = _same_way(baseline, result)
-            return (
-                gate.model_copy(
-                    update={"status": "preexisting", "warning": _join(gate.warning, why)}
-                ),
-                tests,
-                [],
-                [],
-            )
+            why = f"no test ran: it {_same_way(baseline, result)}, before any test ran"
+            return _unverified(gate, why), tests, [], []
         return _failed(failed, [], result, 0, ""), tests, [], []
     if baseline.tests is None:
         note = f"baseline unavailable on {baseline.sha[:12]} (tests not counted): all count as new"
@@ -139,6 +130,14 @@ def judge_tests(
     new = [t for t in failing if t not in baseline.failing]
     pre = [t for t in failing if t in baseline.failing]
     if not new:
+        assert tests is not None  # failing names come from counts
+        if tests.passed_count == 0 or baseline.tests.passed_count == 0:
+            why = (
+                f"no test passed: {len(pre)} failing test(s) fail on the base commit"
+                f" {baseline.sha[:12]} too (collection or import errors?): nothing was verified"
+            )
+            gate = gate.model_copy(update={"preexisting_count": len(pre)})
+            return _unverified(gate, why), tests, [], pre
         note = (
             f"{len(pre)} failing test(s) also fail on the base commit {baseline.sha[:12]};"
             " not introduced by this change"
@@ -148,6 +147,12 @@ def judge_tests(
         return gate.model_copy(update=update), tests, [], pre
     update = {"new_issues": new, "preexisting_count": len(pre)}
     return failed.model_copy(update=update), tests, new, pre
+
+
+def _unverified(gate: QualityGateResult, why: str) -> QualityGateResult:
+    """The gate as `unverified`, saying why."""
+    note = _join(gate.warning, f"unverified: {why}")
+    return gate.model_copy(update={"status": "unverified", "warning": note})
 
 
 def _same_way(baseline: Baseline, result: CommandResult) -> str:

@@ -14,7 +14,9 @@ from collections.abc import Callable
 
 from bot.models import TestResult
 
-RUNNERS = ("pytest", "jest", "vitest", "go", "cargo", "rspec", "mocha", "node", "tape")
+RUNNERS = (
+    "pytest", "unittest", "jest", "vitest", "go", "cargo", "rspec", "mocha", "node", "tape",
+)  # fmt: skip
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -25,7 +27,8 @@ _NO_TESTS = re.compile(
     r"|No test files found, exiting with code \d"  # vitest
     r"|Error: No test files found"  # mocha
     r"|Error: no test specified"  # the `npm init` default test script
-    r"|No examples found\.)",  # rspec
+    r"|No examples found\."  # rspec
+    r"|Ran 0 tests in [\d.]+s)",  # unittest (exit 5 since Python 3.12)
     re.MULTILINE,
 )
 
@@ -79,6 +82,29 @@ def parse_pytest(output: str) -> TestResult | None:
     failed = c.get("failed", 0) + c.get("error", 0) + c.get("errors", 0)
     skipped = c.get("skipped", 0) + c.get("xfailed", 0)
     return _result(passed, failed, skipped, _PYTEST_FAILED.findall(output))
+
+
+_UNITTEST_RAN = re.compile(
+    r"^Ran (\d+) tests? in [\d.]+s\n\n(OK|FAILED)(?: \((.*)\))?", re.MULTILINE
+)
+_UNITTEST_FAILED = re.compile(r"^(?:FAIL|ERROR): (\S+) \(([\w.]+?)\)", re.MULTILINE)
+
+
+def parse_unittest(output: str) -> TestResult | None:
+    """`Ran 4 tests in 0.001s` then `FAILED (failures=1, errors=1, skipped=1)` or `OK (...)`."""
+    found = _UNITTEST_RAN.findall(output)
+    if not found:
+        return None
+    ran, _, detail = found[-1]
+    c = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", detail)}
+    skipped = c.get("skipped", 0) + c.get("expected failures", 0)
+    failed = c.get("failures", 0) + c.get("errors", 0) + c.get("unexpected successes", 0)
+    # unittest's id is `module.Class.test`; the class part is what it prints in parentheses.
+    ids = [
+        f"{cls}.{name}" if not cls.endswith(name) else cls
+        for name, cls in _UNITTEST_FAILED.findall(output)
+    ]
+    return _result(int(ran) - skipped - failed, failed, skipped, ids)
 
 
 # --- jest and vitest -------------------------------------------------------------------------
@@ -300,6 +326,7 @@ def parse_rspec(output: str) -> TestResult | None:
 
 PARSERS: dict[str, Callable[[str], TestResult | None]] = {
     "pytest": parse_pytest,
+    "unittest": parse_unittest,
     "jest": parse_jest,
     "vitest": parse_vitest,
     "go": parse_go,
@@ -324,7 +351,11 @@ def parse_test_counts(runner: str, output: str) -> TestResult | None:
     if parse is None:
         raise ValueError(f"unknown test runner {runner!r}; known: {', '.join(RUNNERS)}")
     res = parse(text)
-    return _consistent(res) if res is not None else None
+    if res is None:
+        # A wrapper (make, tox, coverage, `uv run`) may run another runner than the one its
+        # command names: search its output for any runner's summary.
+        return parse_test_counts("auto", text)
+    return _consistent(res)
 
 
 def _consistent(res: TestResult) -> TestResult:
@@ -356,6 +387,8 @@ def infer_runner(command: str, default: str) -> str:
     ):
         if word in words:
             return runner
+    if "unittest" in words:
+        return "unittest"
     if re.search(r"\bnode\b.*--test\b", command):
         return "node"
     if re.search(r"\bgo\s+test\b", command):

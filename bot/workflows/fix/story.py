@@ -36,6 +36,7 @@ from bot.report import (
 from bot.roles import ISSUE_FIXER
 from bot.roles.issue_fixer import issue_task
 from bot.validation.base_judge import judge_changes, judge_note
+from bot.verdict_text import unverified_reason
 from bot.workflows.steps.agents import (
     commit_session,
     concerns,
@@ -94,11 +95,14 @@ class _FixFlow(Flow):
             return self.stopped_early(issue, report)
         if not report.passed:
             return self.validation_failed(issue, report)
-        self.prove(issue)
+        unverified = unverified_reason(report)
+        if not unverified:  # a proof needs tests that run
+            self.prove(issue)
         # A change to how it is judged was judged with the base's files: people see it.
-        altered = judge_changes(self.ws.path, self.base_sha)
+        judged = judge_changes(self.ws.path, self.base_sha)
         self.publish(issue)
-        return self.open_pr(issue, draft=self.cfg.pull_request.draft, unverified=altered)
+        draft = self.cfg.pull_request.draft or bool(unverified) or bool(judged)
+        return self.open_pr(issue, draft=draft, unverified=unverified, judged=judged)
 
     # --- steps ----------------------------------------------------------------------------
 
@@ -199,7 +203,9 @@ class _FixFlow(Flow):
         self.check_limits()
         files = self.ws.changed_files(self.base_sha)
         self.result = self.result.model_copy(update={"files_changed": files})
-        if report.passed:
+        if report.passed and report.unverified:
+            self.progress.set(STEPS[2], "skipped", "unverified: the tests could not run")
+        elif report.passed:
             self.progress.set(STEPS[2], "done", publish=False)
         return report
 
@@ -260,14 +266,28 @@ class _FixFlow(Flow):
         self.result = self.result.model_copy(update={"branch": self.branch})
 
     def open_pr(
-        self, issue: Issue, *, draft: bool, failed: str = "", unverified: list[str] | None = None
+        self,
+        issue: Issue,
+        *,
+        draft: bool,
+        failed: str = "",
+        unverified: str = "",
+        judged: list[str] | None = None,
     ) -> JobResult:
         """Open our PR, or update it when a re-run finds it; ask for the reviews it needs.
-        `unverified`: the judge files the change edits; the PR is a labelled draft naming them."""
+
+        A change whose tests could not run (`unverified`), or that edits the files that judge
+        it (`judged`), is a draft labelled `labels.unverified`, and the job ends
+        `unverified`, never `success`.
+        """
         assert self.progress is not None
         flagged = concerns(self.outputs)
         self.result = self.result.model_copy(update={"security_concerns": flagged})
-        result = self.finished(JobStatus.FAILED if failed else JobStatus.SUCCESS, error=failed)
+        doubt = "; ".join(r for r in (unverified, judge_note(judged) if judged else "") if r)
+        status = (
+            JobStatus.FAILED if failed else JobStatus.UNVERIFIED if doubt else JobStatus.SUCCESS
+        )
+        result = self.finished(status, error=failed or doubt)
         beyond = self.planned.beyond(self.ws, self.base_sha) if self.planned is not None else []
         pr, new = publish_pull(
             self.env,
@@ -277,8 +297,8 @@ class _FixFlow(Flow):
             body=fix_pr_body(result)
             + (f"\n{self.proof.section()}\n" if self.proof else "")
             + (f"\n{deviation_section(beyond)}" if beyond else "")
-            + (f"\n**Unverified:** {judge_note(unverified)}.\n" if unverified else ""),
-            draft=draft or bool(beyond) or bool(unverified),
+            + (f"\n**Unverified:** {judge_note(judged)}.\n" if judged else ""),
+            draft=draft or bool(beyond) or bool(doubt),
             concerns=flagged,
         )
         if new:
@@ -286,7 +306,7 @@ class _FixFlow(Flow):
                 self.env, self.repo, pr, self.job.actor, needed=wants_review(self.outputs)
             )
         result = result.model_copy(update={"pr_url": pr.html_url, "pr_number": pr.number})
-        if unverified:
+        if doubt:
             self.gh.add_labels(self.repo, pr.number, [self.cfg.labels.unverified])
         if failed:
             self.progress.set(STEPS[2], "failed", failed, publish=False)

@@ -38,6 +38,7 @@ CONCLUSIONS = {
     JobStatus.FAILED: "failure",
     JobStatus.NEUTRAL: "neutral",
     JobStatus.NEEDS_INFO: "neutral",
+    JobStatus.UNVERIFIED: "neutral",  # never success: the change's tests could not run
 }
 
 MAX_SUMMARY = 65_000

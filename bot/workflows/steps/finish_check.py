@@ -17,7 +17,10 @@ from pathlib import Path, PurePosixPath
 from bot.config import Limits
 from bot.git import Workspace
 from bot.models import AgentOutput
+from bot.validation.testfiles import is_test
 from bot.workflows.steps.limits import worktree_problems
+
+__all__ = ["WorkspaceFinishCheck", "is_code", "is_scratch", "is_test", "remove_scratch"]
 
 log = logging.getLogger("agentbot.job")
 
@@ -61,16 +64,6 @@ CODE_SUFFIXES = frozenset(
         ".sh",
     ]
 )
-_TEST_DIRS = frozenset({"tests", "test", "testing", "spec", "specs", "__tests__", "t"})
-_TEST_NAMES = ("test_*", "*_test.*", "*_tests.*", "*.test.*", "*.spec.*", "*_spec.*", "*Test.*")
-
-
-def is_test(path: str) -> bool:
-    """Whether a path is a test file (by folder or by name)."""
-    p = PurePosixPath(path)
-    return bool(_TEST_DIRS & set(p.parts[:-1])) or any(
-        fnmatch.fnmatch(p.name, pat) for pat in _TEST_NAMES
-    )
 
 
 def is_code(path: str) -> bool:
