@@ -64,8 +64,9 @@ _MENTION = re.compile(
 )
 # `@` spelled as an entity renders as `@`, and github.com then reads a mention.
 _AT_ENTITY = re.compile(r"&(?:#0*64|#[xX]0*40|commat);?(?=[A-Za-z0-9])")
-_REMOTE = r"(?:[a-zA-Z][a-zA-Z0-9+.-]*:|//)"
-_MD_IMAGE = re.compile(r"!\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?" + _REMOTE + r"[^)]*\)")
+_MD_IMAGE = re.compile(r"!\[(?:[^\[\]]|\[[^\]]*\])*\]\((?P<dest>[^)]*)\)")
+# A destination that is surely a file of the repository: no scheme, no host, nothing escaped.
+_LOCAL_DEST = re.compile(r"(?!/)[A-Za-z0-9_./-]+(?:\s+(?:\"[^\"]*\"|'[^']*'))?")
 _MD_IMAGE_REF = re.compile(r"!\[(?:[^\[\]]|\[[^\]]*\])*\](?:\[[^\]]*\])?(?!\()")
 _HTML_MEDIA = re.compile(
     r"<\s*(?:img|image|picture|source|video|audio|iframe|object|embed|svg)\b[^>]*>",
@@ -114,9 +115,15 @@ def verbatim_blocks(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _inline_image(m: re.Match[str]) -> str:
+    # Kept only when plainly local: any escape (`http\\://`), entity (`http&#58;//`), scheme,
+    # `//host` or `<...>` could be read as another host by one renderer or another.
+    return m.group(0) if _LOCAL_DEST.fullmatch(m.group("dest").strip()) else IMAGE_REMOVED
+
+
 def remove_remote_images(text: str) -> str:
     """`text` without images that would be fetched from another host."""
-    text = _MD_IMAGE.sub(IMAGE_REMOVED, text)
+    text = _MD_IMAGE.sub(_inline_image, text)
     text = _MD_IMAGE_REF.sub(IMAGE_REMOVED, text)
     return _HTML_MEDIA.sub(IMAGE_REMOVED, text)
 
