@@ -17,6 +17,7 @@ from bot.queue import DEFAULT_MAX_ATTEMPTS, Delivery, JobState, QueuedJob
 from bot.queue.base import COLUMNS, QueueBase, claimed
 from bot.queue.postgres.sql import ACQUIRE, DEFER, QUEUE_NAME, SCHEMA_NAME, TASK_NAME, setup
 from bot.queue.postgres.transitions import complete, fail, recover_stalled
+from bot.secrets import url_password, without_password
 
 
 class PostgresQueue(QueueBase):
@@ -47,7 +48,9 @@ class PostgresQueue(QueueBase):
                 timeout=30,
             )
         except psycopg.Error as exc:
-            raise QueueError(f"cannot open the PostgreSQL queue: {exc}") from exc
+            # The driver quotes what it cannot parse, a password too.
+            message = without_password(str(exc), url_password(conninfo))
+            raise QueueError(f"cannot open the PostgreSQL queue: {message}") from exc
 
     def _q(self, sql: str, args: Any = None) -> list[tuple[Any, ...]]:
         """Run one statement in its own transaction."""
