@@ -153,3 +153,29 @@ def test_a_hostile_summary_closes_nothing_and_shows_no_image(tmp_path: Path) -> 
         create = w.gh.calls_to("POST", rf"/repos/{REPO}/pulls")[0].json
         assert "Fixes #7" in create["body"]
         assert "Closes #3" not in create["body"] and "fixes other/repo#9" not in create["body"]
+
+
+def test_no_write_to_github_names_a_folder_of_this_machine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bot.outbound.text import TextGuard
+    from tests.fakes.github import FakeGitHub
+
+    home, data = tmp_path / "home" / "runner", tmp_path / "srv" / "agentbot"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("AGENTBOT_DATA_DIR", str(data))
+    text = (
+        f"An unexpected error has occurred. Check the log at {home}/.cache/pre-commit/"
+        f"pre-commit.log; the clone is {data}/workspaces/octo-calc-7/calc.py"
+    )
+    with FakeGitHub() as gh:
+        gh.add_repo(REPO)
+        gh.add_issue(REPO, number=7, title="t", labels=[])
+        client = gh.client()
+        client.outbound = TextGuard(secrets=list)
+        client.create_comment(REPO, 7, text)
+        client.create_check_run(REPO, name="agentbot", head_sha="a" * 40, summary=text)
+        sent = json.dumps([c.json for c in gh.writes()])
+    assert str(tmp_path) not in sent
+    assert "~/.cache/pre-commit/pre-commit.log" in sent
+    assert "<data-dir>/workspaces/octo-calc-7/calc.py" in sent

@@ -1,5 +1,8 @@
 """Text that leaves a job: secrets redacted; in what GitHub renders, mentions and images defused.
 
+Every field also loses the machine's own folders (home, data dir, workspace, temp): a tool's
+"see /root/.cache/pre-commit/pre-commit.log" reaches GitHub as "see ~/.cache/pre-commit/...".
+
 `TextGuard.clean_fields` is applied by the GitHub client to every write it sends
 (bot.github.core), so no comment, pull request, check run or dispatch can skip it. Prose
 fields (`body`, `title`, `summary`, `text`) also get:
@@ -26,9 +29,12 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import os
 import re
+import tempfile
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from bot.outbound.scan import Scanner, job_secrets
@@ -128,6 +134,32 @@ def remove_remote_images(text: str) -> str:
     return _HTML_MEDIA.sub(IMAGE_REMOVED, text)
 
 
+_PLACES = (
+    ("GITHUB_WORKSPACE", "<workspace>"),
+    ("AGENTBOT_DATA_DIR", "<data-dir>"),
+    ("RUNNER_TEMP", "<tmp>"),
+    ("XDG_CACHE_HOME", "~/.cache"),
+    ("HOME", "~"),
+)
+
+
+def _local_roots() -> list[tuple[str, str]]:
+    """Folders of this machine a text must not name, longest first, with their placeholder."""
+    roots = [(os.environ.get(name, ""), shown) for name, shown in _PLACES]
+    roots += [(str(Path("~").expanduser()), "~"), (tempfile.gettempdir(), "<tmp>")]
+    found = {os.path.realpath(r): shown for r, shown in roots if r and r != "/"}
+    found |= {r.rstrip("/"): shown for r, shown in roots if r and r != "/"}
+    return sorted(found.items(), key=lambda x: -len(x[0]))
+
+
+def without_local_paths(text: str) -> str:
+    """`text` with this machine's folders (home, data dir, workspace, temp) as placeholders."""
+    for root, shown in _local_roots():
+        if len(root) > 1:
+            text = re.sub(re.escape(root) + r"(?=/|\b|$)", shown, text)
+    return text
+
+
 @dataclass(frozen=True)
 class TextGuard:
     """Cleans what the bot writes to GitHub: the job's secrets, mentions, remote images."""
@@ -142,7 +174,7 @@ class TextGuard:
 
     def clean(self, text: str, *, prose: bool = True, scanner: Scanner | None = None) -> str:
         """`text` redacted; if it is `prose`, mentions and remote images defused too."""
-        text = (scanner or Scanner(self.secrets())).redact(text)
+        text = without_local_paths((scanner or Scanner(self.secrets())).redact(text))
         if not prose:
             return text
         allowed = self.mentions | _ADDRESSEES.get()
