@@ -8,6 +8,7 @@ from typing import Literal
 
 from bot.models import JobKind, JobResult, JobStatus, ValidationReport
 from bot.outbound.paths import TEST_PATH
+from bot.outbound.structure import defuse_closing, model_text
 from bot.tasks_md import TaskPlan
 from bot.verdict_text import no_tests_line, unverified_section
 
@@ -143,7 +144,8 @@ def fix_commit_message(
     """The IssueFixer's one commit: `type(scope): subject`, the summary, `Fixes #N`."""
     scope = commit_scope(files)
     head = f"{commit_type(labels)}({scope})" if scope else commit_type(labels)
-    subject = f"{head}: {subject_line(summary or title, 60)}"
+    summary = model_text(summary)
+    subject = f"{head}: {subject_line(summary or model_text(title), 60)}"
     return f"{subject}\n\n{summary}\n\nFixes #{number}\n"
 
 
@@ -163,7 +165,7 @@ def task_type(description: str) -> str:
 
 def task_commit_message(task_id: str, description: str) -> str:
     """One Implementer task's commit: `type(T012): task text`."""
-    return f"{task_type(description)}({task_id}): {subject_line(description, 60)}"
+    return f"{task_type(description)}({task_id}): {subject_line(model_text(description), 60)}"
 
 
 def implement_pr_title(branch: str) -> str:
@@ -201,7 +203,7 @@ def checklist_body(
             lines.append(f"- [ ] {t.id} {t.description}")
     if concerns:
         lines += ["", *security_section(concerns)]
-    return "\n".join(lines) + "\n"
+    return defuse_closing("\n".join(lines)) + "\n"
 
 
 def security_section(concerns: Sequence[str]) -> list[str]:
@@ -220,10 +222,6 @@ def fix_pr_body(result: JobResult) -> str:
     """The body of an IssueFixer pull request."""
     number = result.job.number
     parts = [
-        PR_MARKER,
-        *unverified_section(result.validation),
-        no_tests_line(result.validation),
-        f"Fixes #{number}",
         "## Summary",
         result.summary or "_No summary given._",
     ]
@@ -240,7 +238,13 @@ def fix_pr_body(result: JobResult) -> str:
         usage_line(result),
         f"_Opened by agentbot for @{result.job.actor}._" if result.job.actor else "",
     ]
-    return "\n\n".join(p for p in parts if p) + "\n"
+    # Only the bot's own `Fixes #N` closes anything; the rest holds model text.
+    rest = defuse_closing("\n\n".join(p for p in parts if p))
+    # What could not be verified opens the body, above everything else.
+    top = "\n\n".join(
+        p for p in (*unverified_section(result.validation), no_tests_line(result.validation)) if p
+    )
+    return "\n\n".join(p for p in (PR_MARKER, top, f"Fixes #{number}", rest) if p) + "\n"
 
 
 def pr_footer(result: JobResult, *, failed: str = "") -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Mapping
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 INHERITED = frozenset({"PATH", "HOME", "LANG", "LANGUAGE", "TERM", "TZ", "CI"})
 """Names every sandboxed command inherits (HOME is then pointed at the job's own home)."""
@@ -52,6 +52,7 @@ _SECRET_NAME = re.compile(
 _PUBLIC_PREFIXES = ("GITHUB_", "RUNNER_", "ACTIONS_", "AGENTBOT_", "ANTHROPIC_", "OPENAI_")
 # Values this plain are settings, not secrets: numbers, switches, (unnamed) single words.
 _SETTING = re.compile(r"[\d.:,+-]*|true|false|yes|no|on|off", re.IGNORECASE)
+_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z][A-Za-z_-]*")
 _MIN_SECRET = 4
 _MIN_NAMED_SECRET = 6
@@ -154,6 +155,40 @@ def url_credentials(value: str) -> list[str]:
         parts += [seg.partition("=")[2] for seg in url.path.split("/") if "=" in seg]
         found += [p for p in parts if len(p) >= _MIN_SECRET and not _setting(p)]
     return found
+
+
+_USERINFO = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<info>[^/]*)@")
+_WORD = re.compile(r"[^\s\"'`,;]+")
+
+
+def url_password(url: str) -> str:
+    """The password of a connection URL as written (`%`, spaces and all), or ""; never raises."""
+    found = _USERINFO.match(url)
+    return "" if not found else found.group("info").partition(":")[2]
+
+
+def safe_url(url: str) -> str:
+    """`url` for a message: its password shown as `***`; a URL it cannot read is not shown."""
+    found = _USERINFO.match(url)
+    if found and url_password(url):
+        user = found.group("info").partition(":")[0]
+        url = found.group("scheme") + f"{user}:***@" + url[found.end() :]
+    # A `password=` parameter (libpq takes one in the query) is masked too.
+    return _QUERY_PASSWORD.sub(r"\g<1>***", url)
+
+
+def without_password(text: str, password: str) -> str:
+    """`text` (a driver's error) with no word holding any part of `password` (3+ characters)."""
+    if not password:
+        return text
+    forms = {password, unquote(password)}
+    text = text.replace(password, "***").replace(unquote(password), "***")
+
+    def word(m: re.Match[str]) -> str:
+        w = m.group(0)
+        return "***" if len(w) >= 3 and any(w in f or f in w for f in forms) else w
+
+    return _WORD.sub(word, text)
 
 
 def without_credentials(value: str) -> str:

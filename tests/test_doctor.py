@@ -6,6 +6,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.fakes.github import FakeGitHub
 from tests.test_cli_run import AGENTBOT
 from tests.test_defaults import clean_env, closed_port
@@ -100,3 +102,25 @@ def test_a_broken_repo_config_fails_naming_key_and_line(tmp_path: Path) -> None:
     proc = doctor(tmp_path, {"AGENTBOT_SANDBOX": "none"}, "--repo", str(repo))
     assert lines(proc)["repo config"] == "FAIL"
     assert "budget.max_usd_per_jobb (line 2): unknown key" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("url", "password"),
+    [
+        ("postgresql://agent:pw-Xq7[z@[bad/db", "pw-Xq7[z"),
+        ("postgresql://agent:se%cretXq7@127.0.0.1:5432/test", "se%cretXq7"),
+        ("postgresql://agent:sec retXq7@127.0.0.1:5432/test", "sec retXq7"),
+        ("postgresql://agent:Xq7pw@127.0.0.1:notaport/test", "Xq7pw"),
+    ],
+)
+def test_a_bad_queue_url_is_one_line_without_its_password(
+    tmp_path: Path, url: str, password: str
+) -> None:
+    proc = doctor(tmp_path, {"AGENTBOT_QUEUE": url})
+    out = proc.stdout + proc.stderr
+    assert "internal error" not in out
+    [line] = [x for x in proc.stdout.splitlines() if "queue:" in x]
+    assert line.startswith("FAIL  queue:")
+    for part in {password, *password.split(), password.replace("%", "")}:
+        assert part not in out, line
+    assert "Xq7" not in out, line

@@ -342,6 +342,21 @@ def test_a_bad_selection_is_answered_in_a_comment(tmp_path: Path) -> None:
         assert w.llm.requests == []
 
 
+@pytest.mark.parametrize("selection", ["phase \u00b2", "T" + "9" * 5000 + "-T999"])
+def test_a_strange_selection_is_answered_not_an_internal_error(
+    tmp_path: Path, selection: str
+) -> None:
+    with world(tmp_path, [], files=BASE) as w:
+        seed(w)
+        pr = w.gh.add_pull(REPO, head=BRANCH, user="alice")
+        result = implement_job(w, pr_job(pr.number, selection))
+        assert result.status == JobStatus.NEUTRAL, result.error
+        [comment] = w.gh.comments_on(REPO, pr.number)
+        assert "cannot read" in comment.body and "internal error" not in comment.body
+        assert len(comment.body) < 2000
+        assert w.llm.requests == []
+
+
 def test_a_parallel_task_breaking_a_limit_fails_alone(tmp_path: Path) -> None:
     tasks = "## Phase 1\n- [ ] T001 [P] Edit the CI workflow\n- [ ] T002 [P] Add greeter/hello.py\n"
 

@@ -70,6 +70,11 @@ def test_a_selection_of_what_the_file_lacks_names_it(text: str, message: str) ->
         ("phase two", r"cannot read 'phase'"),
         ("T015-T010", r"runs backwards; write T010-T015"),
         ("T1", r"cannot read 'T1'"),
+        ("phase \u00b2", r"cannot read 'phase'"),
+        ("phase\u00b2", r"cannot read 'phase\u00b2'"),
+        ("T" + "9" * 5000, r"cannot read 'T9{36}\.\.\.'"),
+        ("T001-T" + "9" * 5000, r"cannot read 'T001-T9{31}\.\.\.'"),
+        ("US" + "1" * 5000, r"cannot read 'US1{35}\.\.\.'"),
     ],
 )
 def test_an_unreadable_selection_says_what_to_write(text: str, message: str) -> None:

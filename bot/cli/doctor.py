@@ -86,10 +86,10 @@ def check_data_dir(settings: Settings) -> Check:
 
 def check_queue(settings: Settings) -> Check:
     """The queue opens and answers."""
-    from bot.cli.serve import safe_url
     from bot.queue import open_queue
+    from bot.secrets import safe_url, url_password, without_password
 
-    url = safe_url(settings.queue)
+    url, password = safe_url(settings.queue), url_password(settings.queue)
     try:
         queue = open_queue(settings.queue)
         try:
@@ -97,9 +97,13 @@ def check_queue(settings: Settings) -> Check:
         finally:
             queue.close()
     except AgentbotError as exc:
-        return Check("queue", False, str(exc))
+        return Check("queue", False, without_password(str(exc), password))
+    except ValueError:  # what a URL parser says of it may quote the password: say what to do
+        return Check("queue", False, f"{url}: AGENTBOT_QUEUE is not a URL this can read")
     except Exception as exc:  # a driver's own error: still one line, never a traceback
-        return Check("queue", False, f"{url}: {type(exc).__name__}: {exc}")
+        return Check(
+            "queue", False, without_password(f"{url}: {type(exc).__name__}: {exc}", password)
+        )
     return Check("queue", True, f"{url} answers")
 
 

@@ -17,7 +17,6 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
 import typer
 from pydantic import SecretStr
@@ -26,6 +25,7 @@ from bot.cli.app import app
 from bot.config import Settings, load_settings
 from bot.errors import ConfigError
 from bot.logs import setup_logging
+from bot.secrets import safe_url
 
 # Imported where used: every CLI command loads this module, and the worker stack
 # (githubkit, FastAPI, procrastinate) is slow to import.
@@ -41,19 +41,6 @@ Handlers = Mapping["JobKind", "Handler"]
 
 SECRET_FILE = "webhook-secret"  # noqa: S105 (a file name, not a secret)
 PASSWORD_FILE = "jobs-password"  # noqa: S105 (a file name, not a secret)
-
-
-def safe_url(url: str) -> str:
-    """The queue URL without a password (in the user part or a `password=` parameter)."""
-    parts = urlsplit(url)
-    query = "&".join(
-        f"{p.partition('=')[0]}=***" if p.partition("=")[0].lower() == "password" else p
-        for p in parts.query.split("&")
-    )
-    if not parts.password and query == parts.query:
-        return url  # as given: geturl() would drop sqlite:///'s empty host
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@") if parts.password else None
-    return parts._replace(netloc=netloc or parts.netloc, query=query).geturl()
 
 
 def webhook_secret(settings: Settings) -> tuple[str, Path | None, bool]:

@@ -1,5 +1,8 @@
 """Text that leaves a job: secrets redacted; in what GitHub renders, mentions and images defused.
 
+Every field also loses the machine's own folders (home, data dir, workspace, temp): a tool's
+"see /root/.cache/pre-commit/pre-commit.log" reaches GitHub as "see ~/.cache/pre-commit/...".
+
 `TextGuard.clean_fields` is applied by the GitHub client to every write it sends
 (bot.github.core), so no comment, pull request, check run or dispatch can skip it. Prose
 fields (`body`, `title`, `summary`, `text`) also get:
@@ -26,9 +29,12 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import os
 import re
+import tempfile
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from bot.outbound.scan import Scanner, job_secrets
@@ -64,8 +70,9 @@ _MENTION = re.compile(
 )
 # `@` spelled as an entity renders as `@`, and github.com then reads a mention.
 _AT_ENTITY = re.compile(r"&(?:#0*64|#[xX]0*40|commat);?(?=[A-Za-z0-9])")
-_REMOTE = r"(?:[a-zA-Z][a-zA-Z0-9+.-]*:|//)"
-_MD_IMAGE = re.compile(r"!\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?" + _REMOTE + r"[^)]*\)")
+_MD_IMAGE = re.compile(r"!\[(?:[^\[\]]|\[[^\]]*\])*\]\((?P<dest>[^)]*)\)")
+# A destination that is surely a file of the repository: no scheme, no host, nothing escaped.
+_LOCAL_DEST = re.compile(r"(?!/)[A-Za-z0-9_./-]+(?:\s+(?:\"[^\"]*\"|'[^']*'))?")
 _MD_IMAGE_REF = re.compile(r"!\[(?:[^\[\]]|\[[^\]]*\])*\](?:\[[^\]]*\])?(?!\()")
 _HTML_MEDIA = re.compile(
     r"<\s*(?:img|image|picture|source|video|audio|iframe|object|embed|svg)\b[^>]*>",
@@ -114,11 +121,43 @@ def verbatim_blocks(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _inline_image(m: re.Match[str]) -> str:
+    # Kept only when plainly local: any escape (`http\\://`), entity (`http&#58;//`), scheme,
+    # `//host` or `<...>` could be read as another host by one renderer or another.
+    return m.group(0) if _LOCAL_DEST.fullmatch(m.group("dest").strip()) else IMAGE_REMOVED
+
+
 def remove_remote_images(text: str) -> str:
     """`text` without images that would be fetched from another host."""
-    text = _MD_IMAGE.sub(IMAGE_REMOVED, text)
+    text = _MD_IMAGE.sub(_inline_image, text)
     text = _MD_IMAGE_REF.sub(IMAGE_REMOVED, text)
     return _HTML_MEDIA.sub(IMAGE_REMOVED, text)
+
+
+_PLACES = (
+    ("GITHUB_WORKSPACE", "<workspace>"),
+    ("AGENTBOT_DATA_DIR", "<data-dir>"),
+    ("RUNNER_TEMP", "<tmp>"),
+    ("XDG_CACHE_HOME", "~/.cache"),
+    ("HOME", "~"),
+)
+
+
+def _local_roots() -> list[tuple[str, str]]:
+    """Folders of this machine a text must not name, longest first, with their placeholder."""
+    roots = [(os.environ.get(name, ""), shown) for name, shown in _PLACES]
+    roots += [(str(Path("~").expanduser()), "~"), (tempfile.gettempdir(), "<tmp>")]
+    found = {os.path.realpath(r): shown for r, shown in roots if r and r != "/"}
+    found |= {r.rstrip("/"): shown for r, shown in roots if r and r != "/"}
+    return sorted(found.items(), key=lambda x: -len(x[0]))
+
+
+def without_local_paths(text: str) -> str:
+    """`text` with this machine's folders (home, data dir, workspace, temp) as placeholders."""
+    for root, shown in _local_roots():
+        if len(root) > 1:
+            text = re.sub(re.escape(root) + r"(?=/|\b|$)", shown, text)
+    return text
 
 
 @dataclass(frozen=True)
@@ -135,7 +174,7 @@ class TextGuard:
 
     def clean(self, text: str, *, prose: bool = True, scanner: Scanner | None = None) -> str:
         """`text` redacted; if it is `prose`, mentions and remote images defused too."""
-        text = (scanner or Scanner(self.secrets())).redact(text)
+        text = without_local_paths((scanner or Scanner(self.secrets())).redact(text))
         if not prose:
             return text
         allowed = self.mentions | _ADDRESSEES.get()

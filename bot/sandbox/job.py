@@ -201,9 +201,12 @@ class Sandbox:
         found: set[Path] = set()
         for raw in candidates:
             path = Path(raw)
-            if not path.is_absolute() or not path.is_dir():
+            try:  # a service user may not read every PATH entry: that one is not shown
+                if not path.is_absolute() or not path.is_dir():
+                    continue
+                path = path.resolve()
+            except OSError:
                 continue
-            path = path.resolve()
             too_wide = path == Path("/") or (home is not None and home.is_relative_to(path))
             if not too_wide and not inside(path, self.hidden):
                 found.add(path)

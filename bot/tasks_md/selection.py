@@ -24,11 +24,13 @@ from bot.tasks_md.plan import TaskPlan
 
 __all__ = ["Selection", "blockers", "parse_selection", "select"]
 
-_ID = r"T(\d{3,})([a-z]?)"
-_RANGE = re.compile(rf"{_ID}(?:-|\.\.){_ID}", re.I)
-_TASK = re.compile(_ID, re.I)
-_PHASE = re.compile(r"phase(\d+)", re.I)
-_STORY = re.compile(r"US\d+", re.I)
+# ASCII digits only, and few enough to be a number (`²` or 5,000 digits are a typo, not a task).
+_ID = r"T([0-9]{3,9})([a-z]?)"
+_RANGE = re.compile(rf"{_ID}(?:-|\.\.){_ID}", re.I | re.A)
+_TASK = re.compile(_ID, re.I | re.A)
+_PHASE = re.compile(r"phase([0-9]{1,9})", re.I | re.A)
+_STORY = re.compile(r"US[0-9]{1,9}", re.I | re.A)
+_NUMBER = re.compile(r"[0-9]{1,9}", re.A)
 USAGE = "T010-T015, T012,T014, phase 3 or US2"
 
 
@@ -56,7 +58,7 @@ def parse_selection(text: str) -> Selection:
     i = 0
     while i < len(words):
         word = words[i]
-        if word.casefold() == "phase" and i + 1 < len(words) and words[i + 1].isdigit():
+        if word.casefold() == "phase" and i + 1 < len(words) and _NUMBER.fullmatch(words[i + 1]):
             phases.append(int(words[i + 1]))
             i += 2
             continue
@@ -74,7 +76,8 @@ def parse_selection(text: str) -> Selection:
         elif _STORY.fullmatch(word):
             stories.append(word.upper())
         else:
-            raise TaskParseError(f"cannot read {word!r} as a task selection; use {USAGE}")
+            shown = word if len(word) <= 40 else word[:37] + "..."
+            raise TaskParseError(f"cannot read {shown!r} as a task selection; use {USAGE}")
         i += 1
     return Selection(tuple(tasks), tuple(ranges), tuple(phases), tuple(stories), text.strip())
 

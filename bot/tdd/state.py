@@ -84,7 +84,9 @@ def from_history(commits: list[tuple[str, str]]) -> list[CycleRecord]:
     """Completed cycles from `(sha, message)` pairs, oldest first; unreadable trailers skipped."""
     cycles: dict[int, CycleRecord] = {}
     for sha, message in commits:
-        if found := _TRAILER.search(message):
+        # Trailers are the last paragraph only (as git reads them); the body is not asked.
+        trailers = message.strip().rsplit("\n\n", 1)[-1]
+        if found := _TRAILER.search(trailers):
             try:
                 record = CycleRecord.model_validate(json.loads(found[1]))
             except (ValueError, ValidationError):
@@ -92,7 +94,7 @@ def from_history(commits: list[tuple[str, str]]) -> list[CycleRecord]:
             cycles[record.cycle] = record.model_copy(
                 update={"commit": sha, "phase": TDDPhase.COMPLETE}
             )
-        elif (ref := _REFACTOR.search(message)) and int(ref[1]) in cycles:
+        elif (ref := _REFACTOR.search(trailers)) and int(ref[1]) in cycles:
             owner = cycles[int(ref[1])]
             subject = message.strip().splitlines()[0].split(": ", 1)[-1]
             owner.refactorings = [*owner.refactorings, subject]

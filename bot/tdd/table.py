@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from bot.outbound.structure import defuse_closing, model_text
 from bot.tdd.state import CycleRecord, TddState, refactor_trailer, trailer
 
 SUBJECT = 72
@@ -18,8 +19,8 @@ def _short(text: str, limit: int) -> str:
 def feat_message(scope: str, record: CycleRecord) -> str:
     """`feat(<scope>): <requirement>`, what the runner saw, and the cycle's trailer."""
     head = f"feat({scope}): "
-    subject = head + _short(record.requirement_text, SUBJECT - len(head))
-    body = (
+    subject = head + _short(model_text(record.requirement_text), SUBJECT - len(head))
+    body = model_text(
         f"TDD cycle {record.cycle}: `{record.test}` failed first ({record.red_reason}),"
         " then the suite passed."
     )
@@ -29,7 +30,7 @@ def feat_message(scope: str, record: CycleRecord) -> str:
 def refactor_message(scope: str, cycle: int, what: str) -> str:
     """`refactor(<scope>): <what>` with the trailer naming its cycle."""
     head = f"refactor({scope}): "
-    subject = head + _short(what or "tidy up", SUBJECT - len(head))
+    subject = head + _short(model_text(what) or "tidy up", SUBJECT - len(head))
     return f"{subject}\n\n{refactor_trailer(cycle)}\n"
 
 
@@ -99,10 +100,10 @@ def pr_body(state: TddState, *, issue: int | None, cost_usd: float, turns: int) 
     if rejected := rejections(state):
         parts += ["## Rejected by the runner", rejected]
     parts.append(f"Cost ${cost_usd:.4f} · {turns} turns (every run of the session)")
+    body = defuse_closing("\n\n".join(parts))  # only the bot's own `Closes #N` closes
     if issue is not None and not state.remaining():
-        parts.append(f"Closes #{issue}")
-    parts.append(f"<!-- agentbot:tdd-usage cost={cost_usd:.6f} turns={turns} -->")
-    return "\n\n".join(parts)
+        body += f"\n\nCloses #{issue}"
+    return body + f"\n\n<!-- agentbot:tdd-usage cost={cost_usd:.6f} turns={turns} -->"
 
 
 def cycle_items(state: TddState) -> list[dict[str, Any]]:

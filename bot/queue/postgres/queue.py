@@ -18,6 +18,7 @@ from bot.queue import DEFAULT_MAX_ATTEMPTS, Delivery, JobState, QueuedJob
 from bot.queue.base import COLUMNS, QueueBase, claimed
 from bot.queue.postgres.sql import ACQUIRE, DEFER, QUEUE_NAME, SCHEMA_NAME, TASK_NAME, setup
 from bot.queue.postgres.transitions import complete, fail, recover_stalled
+from bot.secrets import url_password, without_password
 
 
 class PostgresQueue(QueueBase):
@@ -38,7 +39,7 @@ class PostgresQueue(QueueBase):
         self._workers: dict[str, int] = {}
         self._workers_lock = threading.Lock()
         try:  # libpq's parse errors quote the password: none of their text is shown
-            password = str(conninfo_to_dict(conninfo).get("password") or "")
+            conninfo_to_dict(conninfo)
         except psycopg.Error:
             raise ConfigError(
                 "the PostgreSQL URL does not parse: percent-encode the user name and password"
@@ -56,11 +57,11 @@ class PostgresQueue(QueueBase):
                 timeout=30,
             )
         except psycopg.Error as exc:
-            # One line: libpq puts its hint on a line of its own.
+            # One line (libpq puts its hint on a line of its own); the driver quotes what it
+            # cannot parse, a password too.
             why = "; ".join(ln.strip() for ln in str(exc).splitlines() if ln.strip())
-            if password:
-                why = why.replace(password, "***")
-            raise QueueError(f"cannot open the PostgreSQL queue: {why}") from exc
+            message = without_password(why, url_password(conninfo))
+            raise QueueError(f"cannot open the PostgreSQL queue: {message}") from exc
 
     def _q(self, sql: str, args: Any = None) -> list[tuple[Any, ...]]:
         """Run one statement in its own transaction."""

@@ -85,4 +85,5 @@ def selection(plan: TaskPlan, params: Mapping[str, Any]) -> set[str] | None:
     try:
         return select(plan, parse_selection(text))
     except TaskParseError as exc:
-        raise Refused(f"cannot select `{text}`: {exc}") from exc
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        raise Refused(f"cannot select `{shown}`: {exc}") from exc

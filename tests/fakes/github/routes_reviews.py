@@ -270,7 +270,10 @@ def _pull_ready(store: Store, query: str, variables: dict[str, Any]) -> Resp:
     if "markPullRequestReadyForReview" in query:
         repo, _, num = str(variables.get("pull", "")).removeprefix("PR_").rpartition("#")
     else:
-        repo, num = f"{variables.get('owner')}/{variables.get('name')}", str(variables.get("number"))
+        repo, num = (
+            f"{variables.get('owner')}/{variables.get('name')}",
+            str(variables.get("number")),
+        )
     number = int(str(num or 0)) if str(num or 0).isdigit() else 0
     issue = store.repos[repo].issues.get(number) if repo in store.repos else None
     if issue is None or issue.pull is None:
