@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -128,7 +129,10 @@ def commit_scope(files: Sequence[str]) -> str:
     """A scope when every non-test file shares one top-level folder, else none."""
     tops = {f.split("/", 1)[0] for f in files if "/" in f and not TEST_PATH.search(f)}
     loose = [f for f in files if "/" not in f and not TEST_PATH.search(f)]
-    return tops.pop() if len(tops) == 1 and not loose else ""
+    scope = tops.pop() if len(tops) == 1 and not loose else ""
+    # A folder name is the change's text: only a plain word may stand in the subject (a
+    # folder `fixes #3` would make the commit close issue 3).
+    return scope if re.fullmatch(r"[\w.-]{1,40}", scope) else ""
 
 
 def subject_line(text: str, limit: int = 72) -> str:

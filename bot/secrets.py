@@ -158,7 +158,7 @@ def url_credentials(value: str) -> list[str]:
 
 
 _USERINFO = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<info>[^/]*)@")
-_WORD = re.compile(r"[^\s\"'`,;]+")
+_DRIVER_WORD = re.compile(r"[^\s\"'`,;]+")  # a word of a driver's error message
 
 
 def url_password(url: str) -> str:
@@ -188,7 +188,7 @@ def without_password(text: str, password: str) -> str:
         w = m.group(0)
         return "***" if len(w) >= 3 and any(w in f or f in w for f in forms) else w
 
-    return _WORD.sub(word, text)
+    return _DRIVER_WORD.sub(word, text)
 
 
 def without_credentials(value: str) -> str:

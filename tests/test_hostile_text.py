@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -179,3 +180,20 @@ def test_no_write_to_github_names_a_folder_of_this_machine(
     assert str(tmp_path) not in sent
     assert "~/.cache/pre-commit/pre-commit.log" in sent
     assert "<data-dir>/workspaces/octo-calc-7/calc.py" in sent
+
+
+def test_a_folder_or_file_name_never_closes_an_issue() -> None:
+    """A hostile-model trial: a folder `fixes #3` became the commit scope, and a file name
+    beyond the plan carried a live `Closes #3` into the PR body."""
+    from bot.outbound.structure import defuse_closing
+    from bot.report import commit_scope, fix_commit_message
+
+    assert commit_scope(["fixes #3/a.py"]) == ""
+    assert commit_scope(["calc/a.py"]) == "calc"
+    message = fix_commit_message(
+        number=7, summary="s", title="t", labels=[], files=["fixes #3/a.py"]
+    )
+    assert re.findall(r"(?i)\b(?:fix(?:es|ed)?|close[sd]?|resolve[sd]?):? #\d+", message) == [
+        "Fixes #7"
+    ]
+    assert "Closes #3" not in defuse_closing("- `notes/x` Closes #3 `.txt`")

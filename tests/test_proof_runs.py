@@ -215,7 +215,8 @@ def test_a_go_project_is_proven_by_go_test(tmp_path: Path) -> None:
     script = [reply(tool_use(EDITOR, fix), tool_use(EDITOR, new)), DONE, DONE]
     with world(tmp_path, script, files=files) as w:
         seed_issue(w)
-        result = fix_issue(job(), w.env(stage_yaml("go test ./...")))
+        # `-v`: go prints no count of passed tests without it (a bare run is unverified).
+        result = fix_issue(job(), w.env(stage_yaml("go test -v ./...")))
         assert result.status == JobStatus.SUCCESS, result.error
         section = proof_section(w)
     assert "fail on the base commit" in section, section

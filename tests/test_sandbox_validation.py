@@ -70,6 +70,11 @@ def validate(tmp: Path, network: str, url: str) -> ValidationReport:
     repo = tmp / f"repo-{network}"
     repo.mkdir()
     (repo / "pyproject.toml").write_text('[project]\nname = "demo"\nversion = "0.1"\n')
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_tiny.py").write_text(
+        "import unittest\n\nimport tinypkg\n\n\nclass T(unittest.TestCase):\n"
+        "    def test_answer(self) -> None:\n        self.assertEqual(tinypkg.ANSWER, 42)\n"
+    )
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "init")
@@ -79,7 +84,7 @@ def validate(tmp: Path, network: str, url: str) -> ValidationReport:
         format=None,
         lint=f'python -c "{fetch}"',
         typecheck=None,
-        test="python -c \"import tinypkg; assert tinypkg.ANSWER == 42; print('ok')\"",
+        test="python -m unittest discover -s tests",  # a counted run that imports tinypkg
     )
     data = tmp / f"data-{network}"
     policy = SandboxPolicy(root=data / "sandbox", hidden=(data,))

@@ -22,6 +22,7 @@ from bot.models import (
     ValidationReport,
 )
 from bot.models.github import Comment, Issue
+from bot.outbound.structure import defuse_closing
 from bot.plans import deviation_section, plan_message
 from bot.ports import JobEnv
 from bot.report import (
@@ -295,9 +296,12 @@ class _FixFlow(Flow):
             head=self.branch,
             title=self.title or f"fix: {issue.title}",
             body=fix_pr_body(result)
-            + (f"\n{self.proof.section()}\n" if self.proof else "")
-            + (f"\n{deviation_section(beyond)}" if beyond else "")
-            + (f"\n**Unverified:** {judge_note(judged)}.\n" if judged else ""),
+            # File names and test ids are the change's text: they close nothing either.
+            + defuse_closing(
+                (f"\n{self.proof.section()}\n" if self.proof else "")
+                + (f"\n{deviation_section(beyond)}" if beyond else "")
+                + (f"\n**Unverified:** {judge_note(judged)}.\n" if judged else "")
+            ),
             draft=draft or bool(beyond) or bool(doubt),
             concerns=flagged,
         )
