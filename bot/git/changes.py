@@ -45,3 +45,17 @@ def diff_against(ws: Workspace, base: str, *opts: str) -> str:
 def paths_of(out: str) -> list[str]:
     """The sorted paths of `--name-only -z` output."""
     return sorted(p for p in out.split("\0") if p)
+
+
+def changed_paths(ws: Workspace) -> list[str]:
+    """Files that differ from HEAD: modified, added, deleted, untracked (one per path)."""
+    out = ws.git("status", "--porcelain", "-z", "--untracked-files=all")
+    paths: list[str] = []
+    entries = iter(out.split("\0"))
+    for entry in entries:
+        if not entry:
+            continue
+        if entry[0] in "RC":
+            next(entries, None)  # a rename's second field is its old path
+        paths.append(entry[3:])
+    return paths

@@ -12,6 +12,7 @@ from bot.cost import BudgetTracker
 from bot.cover.metadata import MetadataStore
 from bot.cover.runners import PytestRunner, SuiteRunner, runner_for
 from bot.git import Workspace
+from bot.git.changes import changed_paths
 from bot.models import AgentResult
 from bot.outbound.paths import TEST_PATH
 from bot.ports import JobEnv
@@ -54,16 +55,7 @@ class CoverContext:
 
     def changed_paths(self) -> list[str]:
         """Files that differ from HEAD: modified, added, deleted, untracked (one per path)."""
-        out = self.ws.git("status", "--porcelain", "-z", "--untracked-files=all")
-        paths: list[str] = []
-        entries = iter(out.split("\0"))
-        for entry in entries:
-            if not entry:
-                continue
-            if entry[0] in "RC":
-                next(entries, None)  # a rename's second field is its old path
-            paths.append(entry[3:])
-        return paths
+        return changed_paths(self.ws)
 
     def untracked(self) -> list[str]:
         """Untracked files (not ignored)."""

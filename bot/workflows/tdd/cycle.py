@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from bot.cost import BudgetTracker
 from bot.errors import AgentbotError, AgentError, LimitsExceeded
 from bot.git import Workspace
+from bot.git.changes import changed_paths
 from bot.models import AgentResult, AgentStatus, KataDescription, TDDPhase
 from bot.ports import JobEnv
 from bot.roles import Role, tdd_implementer, tdd_refactorer, tdd_supervisor, tdd_tester
@@ -159,7 +160,7 @@ class Engine:
             brief = self.brief(record.cycle, record.requirement)
             task = tdd_tester.build_task(brief, attempt=attempt, verdict=verdict, hint=hint)
             res = self.agent(tdd_tester.ROLE, task)
-            outside = [p for p in files.changed_paths(self.ws) if not files.is_test(p)]
+            outside = [p for p in changed_paths(self.ws) if not files.is_test(p)]
             if outside:
                 files.discard(self.ws, outside)
                 self.journal.note(
@@ -171,7 +172,7 @@ class Engine:
             if judged.ok:
                 self.floor = max(run.total, before + 1)
                 record.red_reason = judged.reason
-                record.test_files = [p for p in files.changed_paths(self.ws) if files.is_test(p)]
+                record.test_files = [p for p in changed_paths(self.ws) if files.is_test(p)]
                 named = res.output.data.get("test") if res.output is not None else None
                 failing = run.counts.failed_tests if run.counts else []
                 record.test = str(
@@ -227,7 +228,7 @@ class Engine:
                 tdd_refactorer.ROLE,
                 tdd_refactorer.build_task(brief, attempt=attempt, verdict=verdict),
             )
-            if not files.changed_paths(self.ws):
+            if not changed_paths(self.ws):
                 return
             judged = self.judge_change(tests)
             self.journal.verdict("refactor", record, attempt, judged)

@@ -20,20 +20,6 @@ def is_test(path: str) -> bool:
     return bool(TEST_PATH.search(path)) and "__pycache__" not in path
 
 
-def changed_paths(ws: Workspace) -> list[str]:
-    """Files that differ from HEAD: modified, added, deleted, untracked (one per path)."""
-    out = ws.git("status", "--porcelain", "-z", "--untracked-files=all")
-    paths: list[str] = []
-    entries = iter(out.split("\0"))
-    for entry in entries:
-        if not entry:
-            continue
-        if entry[0] in "RC":
-            next(entries, None)  # a rename's second field is its old path
-        paths.append(entry[3:])
-    return paths
-
-
 def test_files(ws: Workspace) -> list[str]:
     """Test files in the working tree and at HEAD (tracked or new, not ignored)."""
     out = ws.git("ls-files", "-z", "--cached", "--others", "--exclude-standard")
