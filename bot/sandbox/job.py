@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -160,6 +161,8 @@ class Sandbox:
         with self._lock:
             self._closed = True
             running = [p for p in self._procs if p.returncode is None]
+        # Taken first: `setsid` children left the process group but are still descendants.
+        left = reaper.tree([p.pid for p in running])
         for proc in running:
             # The reaper (no bwrap) cleans up on TERM; bwrap's namespaces die with it.
             _signal_group(proc.pid, signal.SIGTERM)
@@ -169,6 +172,7 @@ class Sandbox:
             except subprocess.TimeoutExpired:
                 _signal_group(proc.pid, signal.SIGKILL)
                 proc.wait()
+        _kill_all(left)
         _remove_tree(self.dir)
 
     def __enter__(self) -> Sandbox:
@@ -217,6 +221,22 @@ class Sandbox:
 def _signal_group(pid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
+
+
+def _kill_all(pids: list[int], *, wait: float = 5.0) -> None:
+    """SIGKILL what is left of `pids` and wait, bounded, until none of them or theirs lives.
+
+    bwrap's outer process exits at once on TERM, while its namespace's init learns of it
+    only through the parent-death signal; the namespace is empty once that init is gone.
+    """
+    deadline = time.monotonic() + wait
+    while alive := reaper.tree(pids):
+        for pid in alive:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.01)
 
 
 def _remove_tree(root: Path) -> None:

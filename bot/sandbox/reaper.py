@@ -18,10 +18,9 @@ from pathlib import Path
 PR_SET_CHILD_SUBREAPER = 36
 
 
-def children() -> list[int]:
-    """The pids whose parent is this process (zombies included)."""
-    me = str(os.getpid())
-    found: list[int] = []
+def parents() -> dict[int, tuple[int, str]]:
+    """Every process's parent pid and state letter, read from /proc."""
+    found: dict[int, tuple[int, str]] = {}
     try:
         entries = list(Path("/proc").iterdir())
     except OSError:
@@ -34,8 +33,23 @@ def children() -> list[int]:
         except OSError:
             continue
         fields = stat.rsplit(")", 1)[-1].split()
-        if len(fields) > 1 and fields[1] == me:
-            found.append(int(entry.name))
+        if len(fields) > 1 and fields[1].isdigit():
+            found[int(entry.name)] = (int(fields[1]), fields[0])
+    return found
+
+
+def children() -> list[int]:
+    """The pids whose parent is this process (zombies included)."""
+    me = os.getpid()
+    return [pid for pid, (parent, _) in parents().items() if parent == me]
+
+
+def tree(roots: list[int]) -> list[int]:
+    """`roots` and all their living descendants (zombies left out), `setsid` ones included."""
+    table = parents()
+    found = [pid for pid in roots if pid in table and table[pid][1] != "Z"]
+    for pid in found:  # grows while it is walked: breadth first
+        found += [c for c, (parent, state) in table.items() if parent == pid and state != "Z"]
     return found
 
 
