@@ -337,3 +337,24 @@ def test_a_read_only_toolbox_reads_but_cannot_write_the_workspace(
         .is_error
     )
     assert (machine.ws / "app.py").read_text() == "y\n"
+
+
+@needs_bwrap
+def test_a_version_managers_shims_work_without_its_root_variable(
+    machine: Machine, sandbox: Sandbox
+) -> None:
+    # Like pyenv: the shim on PATH execs `<root>/libexec/…`, a folder PATH never names.
+    root = machine.tmp / "manager"
+    (root / "libexec").mkdir(parents=True)
+    (root / "shims").mkdir()
+    real = root / "libexec" / "manager"
+    real.write_text('#!/bin/sh\necho ran "$@"\n')
+    shim = root / "shims" / "tool"
+    shim.write_text(f'#!/bin/sh\nexec "{real}" tool "$@"\n')
+    for script in (real, shim):
+        script.chmod(0o755)
+    env = {"PATH": f"{root / 'shims'}:/usr/bin:/bin"}
+    proc = sandbox.popen(
+        ["tool", "x"], cwd=machine.ws, env=env, writable=[machine.ws], stdout=subprocess.PIPE
+    )
+    assert proc.communicate(timeout=60)[0].decode().strip() == "ran tool x"

@@ -201,6 +201,7 @@ class Sandbox:
         # The interpreter running agentbot: setup builds the workspace's venv from it.
         candidates = [*candidates, sys.prefix, sys.base_prefix]
         candidates.append(str(Path(sys.executable).resolve().parent))
+        candidates += _manager_roots(candidates)
         home = self.policy.host_home
         found: set[Path] = set()
         for raw in candidates:
@@ -216,6 +217,25 @@ class Sandbox:
                 found.add(path)
         # One mount per tree: a folder inside another one shown adds nothing but time.
         return tuple(sorted(p for p in found if not inside(p, found - {p})))
+
+
+def _manager_roots(candidates: list[str]) -> list[str]:
+    """The roots of version managers (pyenv, rbenv) whose `shims` folders are on PATH.
+
+    A shim execs `<root>/libexec/…`; without the root shown, every shimmed tool fails in
+    the sandbox when the caller did not also pass PYENV_ROOT/RBENV_ROOT.
+    """
+    roots: list[str] = []
+    for raw in candidates:
+        path = Path(raw)
+        if path.name != "shims":
+            continue
+        for parent in list(path.parents)[:3]:
+            with contextlib.suppress(OSError):
+                if (parent / "libexec").is_dir():
+                    roots.append(str(parent))
+                    break
+    return roots
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:
