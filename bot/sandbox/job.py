@@ -5,7 +5,7 @@ network rule of its repository, and, with bubblewrap, a fresh set of namespaces 
 command (user, pid, mount, ipc, uts and, unless the rule allows it, net). A command sees
 the system read-only, its own workspace (and the caches the caller names) writable, `.git`
 read-only, and nothing of the data dir, the keys, the queue or any other workspace. When
-a command ends its pid namespace ends with it, so nothing it started survives (`setsid`
+a command ends its pid namespace ends with it and the kernel kills what it started (`setsid`
 included); `close()` at job end kills whatever still runs and deletes HOME and /tmp.
 
 Without a working bwrap (`kind == "none"`) the same calls run the command directly, with
