@@ -1,0 +1,64 @@
+"""Test counts from go test, cargo test and cargo-nextest output."""
+
+from __future__ import annotations
+
+import re
+
+from bot.models import TestResult
+from bot.validation.parsers.common import result
+
+_GO_RESULT = re.compile(r"^(\s*)--- (PASS|FAIL|SKIP): (\S+)")
+_GO_PKG = re.compile(r"^(ok|FAIL|\?) *\t(\S+)(.*)$")  # `ok  \tpkg\t0.01s`
+
+
+def parse_go(output: str) -> TestResult | None:
+    """`go test [-v]`: leaf tests (subtests, not their parents) per package; build failures fail."""
+    pending: list[tuple[str, str]] = []  # (status, name) until the package line names them
+    results: list[tuple[str, str]] = []  # (status, pkg.name)
+    packages = tested = 0
+    for line in output.splitlines():
+        m = _GO_RESULT.match(line)
+        if m:
+            pending.append((m.group(2), m.group(3)))
+            continue
+        p = _GO_PKG.match(line)
+        if p:
+            packages += 1
+            tested += p.group(1) != "?"
+            pkg, rest = p.group(2), p.group(3)
+            if "[build failed]" in rest or "[setup failed]" in rest:
+                pending.append(("FAIL", "[build failed]"))
+            names = {n for _, n in pending}
+            for status, name in pending:
+                if not any(other.startswith(name + "/") for other in names):
+                    results.append((status, f"{pkg}.{name}" if not name.startswith("[") else pkg))
+            pending = []
+    if not packages:
+        return None
+    failed = [n for s, n in results if s == "FAIL"]
+    passed = sum(1 for s, _ in results if s == "PASS")
+    res = result(passed, len(failed), sum(1 for s, _ in results if s == "SKIP"), failed)
+    if tested and "=== RUN" not in output:
+        # Without -v go prints no line per passing test: the pass count is unknown, not 0.
+        if not failed:
+            return None
+        res = res.model_copy(update={"error_message": "pass counts need `go test -v`"})
+    return res
+
+
+_CARGO_RESULT = re.compile(
+    r"^test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored; (\d+) measured",
+    re.MULTILINE,
+)
+_CARGO_FAILED = re.compile(r"^test (.+?) \.\.\. FAILED\s*$", re.MULTILINE)
+
+
+def parse_cargo(output: str) -> TestResult | None:
+    """Sum of every `test result:` line (unit, integration and doc tests)."""
+    found = _CARGO_RESULT.findall(output)
+    if not found:
+        return None
+    passed = sum(int(p) for p, _, _, _ in found)
+    failed = sum(int(f) for _, f, _, _ in found)
+    ignored = sum(int(i) for _, _, i, _ in found)
+    return result(passed, failed, ignored, _CARGO_FAILED.findall(output))

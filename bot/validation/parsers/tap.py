@@ -1,0 +1,68 @@
+"""Test counts from TAP output: node:test, tape and node-tap."""
+
+from __future__ import annotations
+
+import re
+
+from bot.models import TestResult
+from bot.validation.parsers.common import result
+
+_NODE_COUNT = re.compile(
+    r"^(?:#|ℹ) (tests|pass|fail|cancelled|skipped|todo) (\d+)\s*$", re.MULTILINE
+)
+_TAP_LINE = re.compile(r"^( *)(?:# Subtest: (.*)|(not ok|ok) \d+ - (.*?)(?: # (?:SKIP|TODO).*)?)$")
+
+
+def parse_node(output: str) -> TestResult | None:
+    """node:test (`--test`), TAP or spec reporter: `# tests 5`, `# pass 2`, `# fail 2`…"""
+    c = {k: int(v) for k, v in _NODE_COUNT.findall(output)}
+    if "tests" not in c or "pass" not in c:
+        return None
+    failed = c.get("fail", 0) + c.get("cancelled", 0)
+    return result(c["pass"], failed, c.get("skipped", 0) + c.get("todo", 0), _node_ids(output))
+
+
+def _node_ids(output: str) -> list[str]:
+    """Failing leaf tests as `suite > test`; a suite failing only through a child is left out."""
+    lines = output.splitlines()
+    path: dict[int, str] = {}
+    ids: list[str] = []
+    for i, line in enumerate(lines):
+        m = _TAP_LINE.match(line)
+        if not m:
+            continue
+        depth = len(m.group(1)) // 4
+        if m.group(2) is not None:
+            path[depth] = m.group(2)
+            continue
+        if m.group(3) == "not ok":
+            block = "\n".join(lines[i + 1 : i + 12])
+            if "failureType: 'subtestsFailed'" not in block:
+                ids.append(" > ".join([path[d] for d in range(depth) if d in path] + [m.group(4)]))
+    if not ids and "✖ failing tests:" in output:
+        # The spec reporter lists failing tests (without their suite) at the end.
+        tail = output.split("✖ failing tests:", 1)[1]
+        ids = re.findall(r"^✖ (.*?) \([\d.]+m?s\)\s*$", tail, re.MULTILINE)
+    return ids
+
+
+_TAPE_TEST = re.compile(r"^# (?!(?:tests|pass|fail|todo|skip)\s+\d+\s*$|ok\s*$)(.+?)\s*$")
+
+
+def parse_tape(output: str) -> TestResult | None:
+    """tape's TAP: `# name` opens a test, `not ok N msg` fails it; ids are the test names."""
+    summary = re.findall(r"^# (tests|pass|fail) +(\d+)\s*$", output, re.MULTILINE)
+    if "tests" not in dict(summary):
+        return None
+    tests: list[str] = []
+    failed: list[str] = []
+    skipped = 0
+    for line in output.splitlines():
+        if line.startswith("# SKIP "):
+            skipped += 1
+        elif (m := _TAPE_TEST.match(line)) is not None:
+            tests.append(m.group(1))
+        elif line.startswith("not ok ") and tests and (not failed or failed[-1] != tests[-1]):
+            failed.append(tests[-1])
+    # tape counts assertions, not tests: a test is the unit a change can break or fix.
+    return result(len(tests) - len(failed), len(failed), skipped, failed)
