@@ -16,19 +16,21 @@ from collections.abc import Callable
 from bot.models import TestResult
 from bot.validation.parsers.common import says_no_tests, strip_ansi
 from bot.validation.parsers.js import parse_jest, parse_mocha, parse_vitest
-from bot.validation.parsers.native import parse_cargo, parse_go
+from bot.validation.parsers.native import parse_cargo, parse_go, parse_nextest
 from bot.validation.parsers.python import parse_pytest, parse_unittest
-from bot.validation.parsers.ruby import parse_rspec
-from bot.validation.parsers.tap import parse_node, parse_tape
+from bot.validation.parsers.ruby import parse_minitest, parse_rspec
+from bot.validation.parsers.tap import parse_node, parse_tap, parse_tape
 
 __all__ = [
     "PARSERS", "RUNNERS", "infer_runner", "parse_cargo", "parse_go", "parse_jest",
-    "parse_mocha", "parse_node", "parse_pytest", "parse_rspec", "parse_tape",
-    "parse_test_counts", "parse_unittest", "parse_vitest", "says_no_tests", "strip_ansi",
+    "parse_minitest", "parse_mocha", "parse_nextest", "parse_node", "parse_pytest",
+    "parse_rspec", "parse_tap", "parse_tape", "parse_test_counts", "parse_unittest",
+    "parse_vitest", "says_no_tests", "strip_ansi",
 ]  # fmt: skip
 
 RUNNERS = (
     "pytest", "unittest", "jest", "vitest", "go", "cargo", "rspec", "mocha", "node", "tape",
+    "tap", "nextest", "minitest",
 )  # fmt: skip
 
 PARSERS: dict[str, Callable[[str], TestResult | None]] = {
@@ -37,11 +39,14 @@ PARSERS: dict[str, Callable[[str], TestResult | None]] = {
     "jest": parse_jest,
     "vitest": parse_vitest,
     "go": parse_go,
+    "nextest": parse_nextest,  # before cargo: nextest output holds libtest's own lines
     "cargo": parse_cargo,
     "rspec": parse_rspec,
     "mocha": parse_mocha,
     "node": parse_node,
     "tape": parse_tape,
+    "minitest": parse_minitest,
+    "tap": parse_tap,  # last: a bare TAP plan is the least specific summary
 }
 
 
@@ -90,6 +95,8 @@ def infer_runner(command: str, default: str) -> str:
         ("mocha", "mocha"),
         ("rspec", "rspec"),
         ("tape", "tape"),
+        ("tap", "tap"),
+        ("minitest", "minitest"),
         ("py.test", "pytest"),
     ):
         if word in words:
@@ -100,6 +107,8 @@ def infer_runner(command: str, default: str) -> str:
         return "node"
     if re.search(r"\bgo\s+test\b", command):
         return "go"
+    if re.search(r"\bcargo\s+nextest\b", command):
+        return "nextest"
     if re.search(r"\bcargo\s+test\b", command):
         return "cargo"
     return default

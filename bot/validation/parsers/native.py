@@ -55,6 +55,9 @@ _CARGO_FAILED = re.compile(r"^test (.+?) \.\.\. FAILED\s*$", re.MULTILINE)
 
 def parse_cargo(output: str) -> TestResult | None:
     """Sum of every `test result:` line (unit, integration and doc tests)."""
+    if _NEXTEST_SUMMARY.search(output):
+        # nextest shows a failed test's own libtest output, `test result:` lines included.
+        return parse_nextest(output)
     found = _CARGO_RESULT.findall(output)
     if not found:
         return None
@@ -62,3 +65,35 @@ def parse_cargo(output: str) -> TestResult | None:
     failed = sum(int(f) for _, f, _, _ in found)
     ignored = sum(int(i) for _, _, i, _ in found)
     return result(passed, failed, ignored, _CARGO_FAILED.findall(output))
+
+
+_NEXTEST_SUMMARY = re.compile(
+    r"^\s*Summary \[[^\]\n]*\] +(?:(\d+)/)?(\d+) tests? run: (.*)$", re.MULTILINE
+)
+_NEXTEST_PAIR = re.compile(r"(\d+) (passed|failed|exec failed|timed out|skipped)\b")
+_NEXTEST_FAILED = re.compile(
+    r"^\s*(FAIL|LEAK-FAIL|TIMEOUT|ABORT|SIG[A-Z]+) +\[[^\]\n]*\](?: \(\s*\d+/\d+\))? +(.+?)\s*$",
+    re.MULTILINE,
+)
+
+
+def parse_nextest(output: str) -> TestResult | None:
+    """cargo-nextest's `Summary [ 0.021s] 14 tests run: 13 passed, 1 failed, 177 skipped`;
+    failed, exec failed and timed out fail, and so do tests a cancelled run (`8/10`) left."""
+    found = list(_NEXTEST_SUMMARY.finditer(output))
+    if not found:
+        return None
+    ran, total, rest = found[-1].groups()
+    # `(1 slow, 1 flaky)` and `(1 due to being leaky)` qualify a count; they add nothing.
+    c: dict[str, int] = {}
+    for n, word in _NEXTEST_PAIR.findall(re.sub(r"\([^)]*\)", "", rest)):
+        c[word] = c.get(word, 0) + int(n)
+    timed_out = c.get("timed out", 0)
+    unrun = int(total) - int(ran) if ran else 0
+    failed = c.get("failed", 0) + c.get("exec failed", 0) + timed_out + unrun
+    # After the summary nextest lists the final state of each failed test; before it,
+    # `TRY n FAIL` lines are retries that may have passed later (they do not match).
+    tail = output[found[-1].end() :]
+    listed = _NEXTEST_FAILED.findall(tail) or _NEXTEST_FAILED.findall(output)
+    ids = [name for status, name in listed if status != "TIMEOUT" or timed_out]
+    return result(c.get("passed", 0), failed, c.get("skipped", 0), ids)

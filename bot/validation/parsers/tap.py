@@ -66,3 +66,67 @@ def parse_tape(output: str) -> TestResult | None:
             failed.append(tests[-1])
     # tape counts assertions, not tests: a test is the unit a change can break or fix.
     return result(len(tests) - len(failed), len(failed), skipped, failed)
+
+
+# node-tap (16+) ends with `# { total: 5, pass: 2, fail: 2, skip: 1 }`, counting leaf tests.
+_TAP_TOTALS = re.compile(r"^# \{ total: (\d+)((?:, \w+: \d+)*) \}\s*$", re.MULTILINE)
+_TAP_PLAN = re.compile(r"^1\.\.(\d+)\s*(?:#.*)?$", re.MULTILINE)
+_TAP_POINT = re.compile(
+    r"^( *)(?:# Subtest: (.*)|(not ok|ok)\b(?: \d+)?(?: -)? ?(.*?)(?:\s*# *(SKIP|TODO)\b.*)?)$",
+    re.IGNORECASE,
+)
+
+
+def parse_tap(output: str) -> TestResult | None:
+    """node-tap's `# { total: 5, pass: 2, fail: 2, skip: 1 }`, else plain TAP: the plan
+    `1..N` with its top-level `ok`/`not ok` lines; planned tests that never reported fail."""
+    if "# duration_ms" in output:
+        return parse_node(output)  # node:test's TAP counts its tests itself
+    if re.search(r"^# tests \d+\s*$", output, re.MULTILINE):
+        return parse_tape(output)
+    totals = _TAP_TOTALS.findall(output)
+    if totals:
+        c = {k: int(v) for k, v in re.findall(r"(\w+): (\d+)", totals[-1][1])}
+        skipped = c.get("skip", 0) + c.get("todo", 0)
+        return result(c.get("pass", 0), c.get("fail", 0), skipped, _tap_leaf_failures(output))
+    plans = _TAP_PLAN.findall(output)
+    if not plans:
+        return None  # without its plan TAP does not say how many tests there were
+    passed = skipped = 0
+    failed: list[str] = []
+    for line in output.splitlines():
+        m = _TAP_POINT.match(line)
+        if m is None or m.group(1) or m.group(3) is None:
+            continue  # nested lines belong to a top-level test
+        if m.group(5):
+            skipped += 1
+        elif m.group(3).lower() == "ok":
+            passed += 1
+        else:
+            failed.append(m.group(4) or f"test {passed + skipped + len(failed) + 1}")
+    # A crash or `Bail out!` leaves planned tests unreported: they did not pass.
+    missing = max(0, int(plans[-1]) - passed - skipped - len(failed))
+    return result(passed, len(failed) + missing, skipped, failed)
+
+
+def _tap_leaf_failures(output: str) -> list[str]:
+    """Failing node-tap tests that have no subtests of their own, as `file > suite > test`."""
+    path: dict[int, str] = {}  # depth -> the subtest open there
+    parents: set[int] = set()  # depths whose open subtest has subtests
+    ids: list[str] = []
+    for line in output.splitlines():
+        m = _TAP_POINT.match(line)
+        if m is None:
+            continue
+        depth = len(m.group(1)) // 4
+        if m.group(2) is not None:
+            path = {d: n for d, n in path.items() if d < depth} | {depth: m.group(2)}
+            parents = {d for d in parents if d < depth} | ({depth - 1} if depth else set())
+            continue
+        if depth not in path:
+            continue  # an assertion inside a test, not a test
+        if m.group(3).lower() == "not ok" and not m.group(5) and depth not in parents:
+            ids.append(" > ".join(path[d] for d in sorted(path) if d <= depth))
+        path.pop(depth, None)
+        parents.discard(depth)
+    return ids
