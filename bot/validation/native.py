@@ -69,7 +69,7 @@ def ruby_profile(repo: Path) -> Profile:
     # minitest through the Rakefile's test task, as the gem's own CI runs it.
     minitest = re.search(r"Rake::TestTask|Minitest::TestTask|task\s*\(?\s*:test\b", rake)
     test = (
-        _spec("test", f"{run}rake test")
+        _spec("test", f"{run}rake test", runner="minitest")
         if minitest and not rspec
         else _spec("test", f"{run}rspec", runner="rspec")
     )
