@@ -110,3 +110,25 @@ def test_a_wrapped_plain_go_test_is_counted_once_made_verbose(tmp_path: Path) ->
     assert parse_test_counts("go", run("make test")) is None
     got = parse_test_counts("go", run(counted_go_test("make test")))
     assert got is not None and (got.passed_count, got.failed_count) == (2, 0)
+
+
+def test_discovery_gives_a_go_repositorys_own_plain_test_commands_verbose(
+    tmp_path: Path,
+) -> None:
+    from bot.config import ValidationConfig
+    from bot.validation.discovery import candidates
+    from bot.validation.profiles import detect_profile
+
+    (tmp_path / "go.mod").write_text("module example.com/w\n\ngo 1.19\n")
+    (tmp_path / "Makefile").write_text("test:\n\tgo test ./...\n")
+    ci = tmp_path / ".github" / "workflows"
+    ci.mkdir(parents=True)
+    (ci / "ci.yml").write_text(
+        "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - run: go test -race ./...\n"
+    )
+    found = candidates(tmp_path, ValidationConfig(), detect_profile(tmp_path))["test"]
+    commands = {s.source: (s.command, s.runner) for s in found}
+    assert commands["Makefile"] == ('GOFLAGS="${GOFLAGS:-} -v" make test', "go")
+    assert ("go test -v -race ./...", "go") in commands.values()
+    assert commands["default"] == ("go test -v ./...", "go")

@@ -96,13 +96,18 @@ EXPECTED: dict[str, tuple[str, int, int, int, list[str]]] = {
     "minitest_pass": ("minitest", 3, 0, 0, []),
     "minitest_mixed": ("minitest", 2, 2, 1, ["TestCalc#test_adds_wrong", "TestCalc#test_raises"]),
     "minitest_none": ("minitest", 0, 0, 0, []),
-    # `rake test` (Rake::TestTask) around minitest; the seed orders the failures
+    # `rake test` (Rake::TestTask) around minitest (SEED=4242 orders the failures)
     "rake_minitest_mixed": (
-        "minitest", 2, 2, 1, ["TestCalc#test_raises", "TestCalc#test_adds_wrong"],
+        "minitest", 2, 2, 1, ["TestCalc#test_adds_wrong", "TestCalc#test_raises"],
     ),
     # `make test` running `go test ./...` with GOFLAGS=-v (what the gate adds to a wrapper)
     "make_go_flags_mixed": ("go", 3, 1, 0, ["example.com/demo/calc.TestAddWrong"]),
     "make_go_plain_mixed": ("go", 0, 1, 0, ["example.com/demo/calc.TestAddWrong"]),
+    # `go test -json`: leaf test events counted; a package that does not build fails
+    "go_json_mixed": (
+        "go", 3, 2, 0, ["example.com/demo/calc.TestAddWrong", "example.com/demo/broken"],
+    ),
+    "go_json_pass_and_fail": ("go", 3, 1, 0, ["example.com/demo/calc.TestAddWrong"]),
     # cargo-nextest: outputs from nextest's own docs (not recorded here, see README.md)
     "nextest_pass": ("nextest", 14, 0, 177, []),
     "nextest_leak_fail": (

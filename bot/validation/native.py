@@ -93,7 +93,8 @@ def counted_go_test(command: str) -> str:
     Plain `go test` prints only `ok pkg 0.01s` per package: the pass count is unknown and
     the stage would be unverified. `-v` is added rather than `-json`: its `--- PASS` lines
     are what parsers.parse_go counts, and the output stays readable for the repair agent.
-    A wrapper (`make test`) gets `GOFLAGS=-v`, which reaches the go test it runs inside.
+    A wrapper (`make test`) gets `GOFLAGS=-v`, which reaches the go test it runs inside;
+    a command that already says -v or -json (whose events are counted) is left alone.
     """
     if "GOFLAGS" in command:
         return command

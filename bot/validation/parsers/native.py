@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 from bot.models import TestResult
@@ -12,7 +13,10 @@ _GO_PKG = re.compile(r"^(ok|FAIL|\?) *\t(\S+)(.*)$")  # `ok  \tpkg\t0.01s`
 
 
 def parse_go(output: str) -> TestResult | None:
-    """`go test [-v]`: leaf tests (subtests, not their parents) per package; build failures fail."""
+    """`go test [-v|-json]`: leaf tests (subtests, not their parents) per package; build
+    failures fail."""
+    if _GO_EVENT.search(output):
+        return _parse_go_json(output)
     pending: list[tuple[str, str]] = []  # (status, name) until the package line names them
     results: list[tuple[str, str]] = []  # (status, pkg.name)
     packages = tested = 0
@@ -44,6 +48,42 @@ def parse_go(output: str) -> TestResult | None:
             return None
         res = res.model_copy(update={"error_message": "pass counts need `go test -v`"})
     return res
+
+
+_GO_EVENT = re.compile(r'^\{.*"Action":\s*"(?:pass|fail|skip)"', re.MULTILINE)
+
+
+def _parse_go_json(output: str) -> TestResult:
+    """`go test -json`: each leaf test's last pass/fail/skip event; a package that failed
+    with no failing test of its own (a build failure, a panic outside tests) fails itself."""
+    final: dict[tuple[str, str], str] = {}
+    failed_pkgs: list[str] = []
+    for line in output.splitlines():
+        if not line.startswith("{"):
+            # go 1.19-1.23 print a build failure as text, not as an event.
+            p = _GO_PKG.match(line)
+            if p and ("[build failed]" in p.group(3) or "[setup failed]" in p.group(3)):
+                failed_pkgs.append(p.group(2))
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        action = event.get("Action") if isinstance(event, dict) else None
+        pkg, test = (event.get("Package"), event.get("Test")) if action else (None, None)
+        if action not in ("pass", "fail", "skip") or not isinstance(pkg, str):
+            continue
+        if isinstance(test, str):
+            final[(pkg, test)] = action
+        elif action == "fail":
+            failed_pkgs.append(pkg)
+    parents = {(pkg, name.rsplit("/", 1)[0]) for pkg, name in final if "/" in name}
+    leaves = [(pkg, name, a) for (pkg, name), a in final.items() if (pkg, name) not in parents]
+    failed = [f"{pkg}.{name}" for pkg, name, a in leaves if a == "fail"]
+    with_failures = {pkg for pkg, _, a in leaves if a == "fail"}
+    failed += [pkg for pkg in dict.fromkeys(failed_pkgs) if pkg not in with_failures]
+    passed = sum(1 for *_, a in leaves if a == "pass")
+    return result(passed, len(failed), sum(1 for *_, a in leaves if a == "skip"), failed)
 
 
 _CARGO_RESULT = re.compile(

@@ -121,6 +121,7 @@ record perl_tap_crash "$PERLV" perl t/crash.t
 record perl_tap_noplan "$PERLV" perl t/dies.t
 
 # --- minitest (ruby's bundled gem) ----------------------------------------------------------
+export SEED=4242  # minitest orders tests by it: a re-record gives the same order
 MTV="$(ruby -e 'require "minitest"; print "ruby #{RUBY_VERSION}, minitest #{Minitest::VERSION}"')"
 for case in pass mixed none broken; do mkdir -p "$WORK/mt/$case/test"; done
 cd "$WORK/mt"
@@ -218,4 +219,11 @@ GO
   printf 'test:\n\tgo vet ./...\n\tgo test ./...\n' > Makefile
   record make_go_plain_mixed "$GOV, GNU Make" make test
   record make_go_flags_mixed "$GOV, GNU Make" env GOFLAGS=-v make test
+  # -json (counted from its events) with a package that does not build
+  mkdir -p broken
+  printf 'package broken\n\nfunc X() int { return "a" }\n' > broken/b.go
+  printf 'package broken\n\nimport "testing"\n\nfunc TestX(t *testing.T) {}\n' > broken/b_test.go
+  record go_json_mixed "$GOV" go test -json ./...
+  rm -r broken
+  record go_json_pass_and_fail "$GOV" go test -json ./...
 fi
