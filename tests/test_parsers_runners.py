@@ -68,7 +68,7 @@ def test_node_test_tap_read_as_tap_keeps_node_counts() -> None:
 
 
 def test_infer_runner_names_the_new_runners() -> None:
-    assert infer_runner("cargo nextest run --workspace", "cargo") == "nextest"
+    assert infer_runner("cargo nextest run --workspace", "auto") == "cargo"  # reads nextest too
     assert infer_runner("npx tap", "auto") == "tap"
     assert infer_runner("ruby -Itest -e 'require \"minitest/autorun\"'", "auto") == "minitest"
 
@@ -132,3 +132,6 @@ def test_discovery_gives_a_go_repositorys_own_plain_test_commands_verbose(
     assert commands["Makefile"] == ('GOFLAGS="${GOFLAGS:-} -v" make test', "go")
     assert ("go test -v -race ./...", "go") in commands.values()
     assert commands["default"] == ("go test -v ./...", "go")
+    configured = ValidationConfig(test="go test ./...")
+    spec = candidates(tmp_path, configured, detect_profile(tmp_path))["test"][0]
+    assert (spec.source, spec.command) == ("agentbot.yml", "go test -v ./...")

@@ -51,6 +51,7 @@ def candidates(
             continue
         if value != "default":
             runner = infer_runner(value, "auto")
+            value = counted_go_test(value) if runner == "go" else value
             found[stage] = [StageSpec(stage, value, "agentbot.yml", runner=runner)]
             continue
         listed = [src[stage] for src in repo_sources if stage in src]

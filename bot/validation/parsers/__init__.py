@@ -107,8 +107,8 @@ def infer_runner(command: str, default: str) -> str:
         return "node"
     if re.search(r"\bgo\s+test\b", command):
         return "go"
-    if re.search(r"\bcargo\s+nextest\b", command):
-        return "nextest"
-    if re.search(r"\bcargo\s+test\b", command):
+    # `cargo nextest` stays "cargo": parse_cargo reads nextest's summary when there is
+    # one, and the proof drives cargo's own test command for either.
+    if re.search(r"\bcargo\s+(?:test|nextest)\b", command):
         return "cargo"
     return default
