@@ -135,3 +135,12 @@ def test_discovery_gives_a_go_repositorys_own_plain_test_commands_verbose(
     configured = ValidationConfig(test="go test ./...")
     spec = candidates(tmp_path, configured, detect_profile(tmp_path))["test"][0]
     assert (spec.source, spec.command) == ("agentbot.yml", "go test -v ./...")
+
+
+def test_a_cancelled_nextest_run_is_not_a_pass() -> None:
+    # The summary grammar of nextest's own tests: `M/N tests run` when it stopped early.
+    line = "     Summary [   0.500s] {} tests run: {}, 0 skipped\n"
+    stopped = parse_test_counts("nextest", line.format("3/10", "3 passed"))
+    assert stopped is not None and not stopped.passed and stopped.failed_count == 7
+    fail_fast = parse_test_counts("nextest", line.format("4/10", "3 passed, 1 failed"))
+    assert fail_fast is not None and (fail_fast.failed_count, fail_fast.skipped_count) == (1, 6)

@@ -88,6 +88,8 @@ EXPECTED: dict[str, tuple[str, int, int, int, list[str]]] = {
     "npm_tap_mixed": (
         "tap", 2, 2, 1, ["test/calc.test.js > calc > adds wrong", "test/calc.test.js > throws"],
     ),
+    # mocha's TAP reporter read as tap: its `# tests`/`# pass` counts (skips go unsaid)
+    "mocha_tap_mixed": ("tap", 1, 1, 0, ["calc adds wrong"]),
     # plain TAP (perl Test::More): the plan and its ok / not ok lines
     "perl_tap_pass": ("tap", 2, 0, 0, []),
     "perl_tap_mixed": ("tap", 2, 2, 1, ["adds wrong", "upcases wrong"]),

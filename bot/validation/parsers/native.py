@@ -112,14 +112,16 @@ _NEXTEST_SUMMARY = re.compile(
 )
 _NEXTEST_PAIR = re.compile(r"(\d+) (passed|failed|exec failed|timed out|skipped)\b")
 _NEXTEST_FAILED = re.compile(
-    r"^\s*(FAIL|LEAK-FAIL|TIMEOUT|ABORT|SIG[A-Z]+) +\[[^\]\n]*\](?: \(\s*\d+/\d+\))? +(.+?)\s*$",
+    r"^\s*(FAIL|LEAK-FAIL|EXECFAIL|TIMEOUT|ABORT|SIG[A-Z]+) +\[[^\]\n]*\]"
+    r"(?: \(\s*\d+/\d+\))? +(.+?)\s*$",
     re.MULTILINE,
 )
 
 
 def parse_nextest(output: str) -> TestResult | None:
     """cargo-nextest's `Summary [ 0.021s] 14 tests run: 13 passed, 1 failed, 177 skipped`;
-    failed, exec failed and timed out fail, and so do tests a cancelled run (`8/10`) left."""
+    failed, exec failed and timed out fail; tests a cancelled run (`8/10`) left are skipped
+    after a failure (fail-fast) and failed otherwise."""
     found = list(_NEXTEST_SUMMARY.finditer(output))
     if not found:
         return None
@@ -129,11 +131,16 @@ def parse_nextest(output: str) -> TestResult | None:
     for n, word in _NEXTEST_PAIR.findall(re.sub(r"\([^)]*\)", "", rest)):
         c[word] = c.get(word, 0) + int(n)
     timed_out = c.get("timed out", 0)
+    failed = c.get("failed", 0) + c.get("exec failed", 0) + timed_out
+    skipped = c.get("skipped", 0)
     unrun = int(total) - int(ran) if ran else 0
-    failed = c.get("failed", 0) + c.get("exec failed", 0) + timed_out + unrun
+    if failed:
+        skipped += unrun  # fail-fast stopped after a failure: the run is red already
+    else:
+        failed = unrun  # cancelled (a signal) with nothing failed: still not a pass
     # After the summary nextest lists the final state of each failed test; before it,
     # `TRY n FAIL` lines are retries that may have passed later (they do not match).
     tail = output[found[-1].end() :]
     listed = _NEXTEST_FAILED.findall(tail) or _NEXTEST_FAILED.findall(output)
     ids = [name for status, name in listed if status != "TIMEOUT" or timed_out]
-    return result(c.get("passed", 0), failed, c.get("skipped", 0), ids)
+    return result(c.get("passed", 0), failed, skipped, ids)

@@ -71,6 +71,18 @@ JS
 (cd pass && record tap_pass "$TAPV" node_modules/.bin/tap)
 (cd mixed && record tap_mixed "$TAPV" node_modules/.bin/tap)
 (cd mixed && npm pkg set scripts.test=tap > /dev/null && record npm_tap_mixed "$TAPV" npm test)
+# mocha's TAP reporter (counted by its `# tests`/`# pass` lines when read as tap)
+npm install --no-audit --no-fund mocha@12 > /dev/null 2>&1
+mkdir -p mocha/test && cat > mocha/test/calc.test.js <<'JS'
+const assert = require('assert')
+describe('calc', () => {
+  it('adds', () => assert.strictEqual(1 + 2, 3))
+  it('adds wrong', () => assert.strictEqual(1 + 2, 4))
+  it.skip('later', () => {})
+})
+JS
+(cd mocha && record mocha_tap_mixed "mocha $(../node_modules/.bin/mocha --version)" \
+  ../node_modules/.bin/mocha --reporter tap)
 
 # --- plain TAP: perl's Test::More, run as a script ----------------------------------------
 PERLV="$(perl -MTest::More -e 'print "perl $^V, Test::More $Test::More::VERSION"')"
