@@ -10,6 +10,7 @@ from bot.validation.parsers.common import result
 _NODE_COUNT = re.compile(
     r"^(?:#|ℹ) (tests|pass|fail|cancelled|skipped|todo) (\d+)\s*$", re.MULTILINE
 )
+# `ok 1 - name` (node:test) or `ok 1 name` (mocha's TAP reporter)
 _TAP_LINE = re.compile(
     r"^( *)(?:# Subtest: (.*)|(not ok|ok) \d+(?: -)? (.*?)(?: # (?:SKIP|TODO).*)?)$"
 )
