@@ -80,6 +80,43 @@ EXPECTED: dict[str, tuple[str, int, int, int, list[str]]] = {
     "make_unittest_mixed": (
         "pytest", 1, 2, 1, ["tests.test_a.TestA.test_err", "tests.test_a.TestA.test_bad"],
     ),
+    # node-tap counts leaf tests (`calc` only holds subtests); ids carry the file.
+    "tap_pass": ("tap", 3, 0, 0, []),
+    "tap_mixed": (
+        "tap", 2, 2, 1, ["test/calc.test.js > calc > adds wrong", "test/calc.test.js > throws"],
+    ),
+    "npm_tap_mixed": (
+        "tap", 2, 2, 1, ["test/calc.test.js > calc > adds wrong", "test/calc.test.js > throws"],
+    ),
+    # mocha's TAP reporter read as tap: its `# tests`/`# pass` counts (skips go unsaid)
+    "mocha_tap_mixed": ("tap", 1, 1, 0, ["calc adds wrong"]),
+    # plain TAP (perl Test::More): the plan and its ok / not ok lines
+    "perl_tap_pass": ("tap", 2, 0, 0, []),
+    "perl_tap_mixed": ("tap", 2, 2, 1, ["adds wrong", "upcases wrong"]),
+    # planned 4, reported 1 before dying: the 3 never reported are not passes
+    "perl_tap_crash": ("tap", 1, 3, 0, []),
+    "minitest_pass": ("minitest", 3, 0, 0, []),
+    "minitest_mixed": ("minitest", 2, 2, 1, ["TestCalc#test_adds_wrong", "TestCalc#test_raises"]),
+    "minitest_none": ("minitest", 0, 0, 0, []),
+    # `rake test` (Rake::TestTask) around minitest (SEED=4242 orders the failures)
+    "rake_minitest_mixed": (
+        "minitest", 2, 2, 1, ["TestCalc#test_adds_wrong", "TestCalc#test_raises"],
+    ),
+    # `make test` running `go test ./...` with GOFLAGS=-v (what the gate adds to a wrapper)
+    "make_go_flags_mixed": ("go", 3, 1, 0, ["example.com/demo/calc.TestAddWrong"]),
+    "make_go_plain_mixed": ("go", 0, 1, 0, ["example.com/demo/calc.TestAddWrong"]),
+    # `go test -json`: leaf test events counted; a package that does not build fails
+    "go_json_mixed": (
+        "go", 3, 2, 0, ["example.com/demo/calc.TestAddWrong", "example.com/demo/broken"],
+    ),
+    "go_json_pass_and_fail": ("go", 3, 1, 0, ["example.com/demo/calc.TestAddWrong"]),
+    # cargo-nextest: outputs from nextest's own docs (not recorded here, see README.md)
+    "nextest_pass": ("nextest", 14, 0, 177, []),
+    "nextest_leak_fail": (
+        "nextest", 0, 1, 26, ["fixture-project::basic test_subprocess_doesnt_exit_leak_fail"],
+    ),
+    # a retry passed: the first try's libtest `test result: FAILED` is not the verdict
+    "nextest_flaky": ("nextest", 1, 0, 25, []),
 }  # fmt: skip
 
 
@@ -91,7 +128,9 @@ def manifest() -> dict[str, dict[str, str]]:
 def test_every_recorded_output_is_in_the_manifest_and_has_expectations() -> None:
     recorded = {p.stem for p in DATA.glob("*.txt")}
     assert recorded == {f.removesuffix(".txt") for f in manifest()}
-    assert recorded - set(EXPECTED) == {"go_plain_pass", "npm_default_none"}
+    assert recorded - set(EXPECTED) == {
+        "go_plain_pass", "npm_default_none", "perl_tap_noplan", "minitest_broken",
+    }  # fmt: skip
     # Each runner is covered by a passing run and by a run with failures.
     for runner in RUNNERS:
         cases = [(p, f) for r, p, f, _, _ in EXPECTED.values() if r == runner]

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from bot.config import ValidationConfig
 from bot.validation import envs, sources
+from bot.validation.native import counted_go_test
 from bot.validation.parsers import infer_runner
 from bot.validation.profiles import Profile
 from bot.validation.runner import first_program
@@ -50,6 +51,7 @@ def candidates(
             continue
         if value != "default":
             runner = infer_runner(value, "auto")
+            value = counted_go_test(value) if runner == "go" else value
             found[stage] = [StageSpec(stage, value, "agentbot.yml", runner=runner)]
             continue
         listed = [src[stage] for src in repo_sources if stage in src]
@@ -68,6 +70,8 @@ def _with_runner(repo: Path, spec: StageSpec, profile: Profile) -> StageSpec:
         command = script_chain(sources.package_scripts(repo), command)
     default = profile.defaults.get("test")
     runner = infer_runner(command, default.runner if default is not None else "auto")
+    if runner == "go":  # plain `go test` cannot be counted (#25): made verbose
+        return replace(spec, runner=runner, command=counted_go_test(spec.command))
     return replace(spec, runner=runner)
 
 

@@ -69,7 +69,7 @@ def ruby_profile(repo: Path) -> Profile:
     # minitest through the Rakefile's test task, as the gem's own CI runs it.
     minitest = re.search(r"Rake::TestTask|Minitest::TestTask|task\s*\(?\s*:test\b", rake)
     test = (
-        _spec("test", f"{run}rake test")
+        _spec("test", f"{run}rake test", runner="minitest")
         if minitest and not rspec
         else _spec("test", f"{run}rspec", runner="rspec")
     )
@@ -82,3 +82,29 @@ def ruby_profile(repo: Path) -> Profile:
         notes={"lint": "rubocop runs in the format stage", "typecheck": "Ruby has no typecheck"},
         lockfiles=("Gemfile", "Gemfile.lock", "*.gemspec", "Rakefile"),
     )
+
+
+_GO_TEST = re.compile(r"\bgo\s+test\b")
+
+
+def counted_go_test(command: str) -> str:
+    """A go test command that prints a line per test, so its passes can be counted.
+
+    Plain `go test` prints only `ok pkg 0.01s` per package: the pass count is unknown and
+    the stage would be unverified. `-v` is added rather than `-json`: its `--- PASS` lines
+    are what parsers.parse_go counts, and the output stays readable for the repair agent.
+    A wrapper (`make test`) gets `GOFLAGS=-v`, which reaches the go test it runs inside;
+    a command that already says -v or -json (whose events are counted) is left alone.
+    """
+    if "GOFLAGS" in command:
+        return command
+    if _GO_TEST.search(command):
+        parts = re.split(r"(&&|\|\||;|\|)", command)
+        return "".join(_verbose(p) if _GO_TEST.search(p) else p for p in parts)
+    return f'GOFLAGS="${{GOFLAGS:-}} -v" {command}'
+
+
+def _verbose(part: str) -> str:
+    if re.search(r"\s-(?:v|json)(?:[\s=]|$)", part):
+        return part
+    return _GO_TEST.sub(lambda m: f"{m.group(0)} -v", part)
