@@ -449,7 +449,7 @@ def test_each_stage_is_reported(repo: Path, data_dir: Path, base_env: dict[str, 
 def test_fix_runs_format_and_lint_fixers_and_leaves_the_test_failure(
     repo: Path, data_dir: Path, base_env: dict[str, str]
 ) -> None:
-    # Without a base, the fixers take what differs from HEAD: the uncommitted change.
+    # Without a base, the fixers take the whole tree (here only the uncommitted change is bad).
     broken(repo, committed=False)
     report = validate(repo, data_dir, base_env, fix=True)
     assert statuses(report) == {
@@ -465,6 +465,20 @@ def test_fix_runs_format_and_lint_fixers_and_leaves_the_test_failure(
     assert "import os" not in (repo / "src/demo/util.py").read_text()
     assert (repo / "src/demo/values.py").read_text() == 'VALUES = {"a": 1, "b": 2}\n'
     assert "test_add_again" in (repo / "tests/test_demo.py").read_text()
+
+
+def test_without_a_base_fix_takes_the_whole_tree_it_judges(
+    repo: Path, data_dir: Path, base_env: dict[str, str]
+) -> None:
+    # Without --base the gate judges the whole tree, so a committed lint or format error
+    # fails it; --fix must then fix that same tree, not only what differs from HEAD.
+    broken(repo, committed=True)
+    assert statuses(validate(repo, data_dir, base_env))["lint"] == "failed"
+    report = validate(repo, data_dir, base_env, fix=True)
+    assert statuses(report)["format"] == "passed" and gate(report, "format").auto_fixed
+    assert statuses(report)["lint"] == "passed" and gate(report, "lint").auto_fixed
+    assert "import os" not in (repo / "src/demo/util.py").read_text()
+    assert (repo / "src/demo/values.py").read_text() == 'VALUES = {"a": 1, "b": 2}\n'
 
 
 def test_fix_callback_gets_the_failing_report_and_a_fix_makes_it_pass(

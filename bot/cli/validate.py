@@ -90,7 +90,9 @@ def validate(
     fix: Annotated[
         bool,
         typer.Option(
-            "--fix", help="Run the safe fixers on the change (since --base, else HEAD), re-check."
+            "--fix",
+            help="Run the safe fixers on what is judged (the change since --base, else the"
+            " whole tree), re-check.",
         ),
     ] = False,
     as_json: Annotated[

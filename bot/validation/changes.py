@@ -57,6 +57,12 @@ def changed_files(repo: Path, base: str) -> list[str]:
     return sorted(n for n in dict.fromkeys(names) if (repo / n).is_file())
 
 
+def tree_files(repo: Path) -> list[str]:
+    """Every file of the working tree git sees: tracked and untracked, not ignored."""
+    out = git(repo, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    return sorted(n for n in dict.fromkeys(out.split("\0")) if n and (repo / n).is_file())
+
+
 def line_maps(repo: Path, base: str, files: Iterable[str]) -> dict[str, LineMap]:
     """How the change moved the lines of each file since `base`."""
     paths = list(files)
@@ -146,7 +152,9 @@ class TreeGuard:
                 self._remove(path)
         for path in sorted(set(after) | set(before.status)):
             if path not in before.status:
-                if after[path] != "??":  # a clean tracked file the stage modified or deleted
+                if path in keep and after[path][1] == "M":  # a clean file a fixer may fix
+                    settled.modified.append(path)
+                elif after[path] != "??":  # a clean tracked file the stage modified or deleted
                     git(self.repo, "checkout", "-q", "--", path, check=False)
                     settled.restored.append(path)
                 continue

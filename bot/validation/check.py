@@ -23,7 +23,7 @@ from bot.models import (
     ValidationReport,
 )
 from bot.validation.baseline import Baseline, BaseTree
-from bot.validation.changes import TreeGuard, changed_files, line_maps
+from bot.validation.changes import TreeGuard, line_maps, tree_files
 from bot.validation.commands import how_to_declare
 from bot.validation.compare import LineMap
 from bot.validation.diagnostics import parse_diagnostics
@@ -217,8 +217,8 @@ class Check:
     def autofix(self, report: ValidationReport, setup: QualityGateResult) -> ValidationReport:
         """Run the safe fixers of the failing format/lint stages on the change; re-check."""
         scope = self.changed
-        if scope is None:  # no base: the change is what differs from HEAD (none in a plain folder)
-            scope = changed_files(self.senv.repo, "HEAD") if self.guard.active else []
+        if scope is None:  # no base: the stages judged the whole tree, so that is what is fixed
+            scope = tree_files(self.senv.repo) if self.guard.active else []
         failing = {
             g.gate_name for g in report.gates if g.status == "failed" and g.gate_name in FIXABLE
         }
