@@ -9,13 +9,15 @@ afterwards, so a Makefile recipe rewritten to `true` or a pytest plugin loaded t
 
 from __future__ import annotations
 
+import fnmatch
+import posixpath
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from bot import treefs
 from bot.git import runner
-from bot.judge_files import changed_judge, is_judge_file
+from bot.judge_files import MAKEFILE, changed_judge, is_judge_file, make_includes
 from bot.validation.changes import git
 
 _Saved = tuple[str, bytes] | None
@@ -33,8 +35,31 @@ def judge_changes(repo: Path, base: str) -> list[str]:
     """The judge files whose judging part the working tree changed since `base`."""
     tracked = git(repo, "diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", base)
     untracked = git(repo, "ls-files", "--others", "--exclude-standard", "-z")
-    names = [n for n in dict.fromkeys((tracked + untracked).split("\0")) if n and is_judge_file(n)]
-    return changed_judge({n: (base_bytes(repo, base, n), _head(repo, n)) for n in names})
+    changed = [n for n in dict.fromkeys((tracked + untracked).split("\0")) if n]
+    included = _included(repo, base, changed)
+    names = [n for n in changed if is_judge_file(n) or n in included]
+    files = {n: (base_bytes(repo, base, n), _head(repo, n)) for n in names}
+    return changed_judge(files, also=included)
+
+
+def _included(repo: Path, base: str, changed: list[str]) -> set[str]:
+    """The changed paths a Makefile includes, on the base or in the change."""
+    makefiles = {n for n in changed if MAKEFILE.search(n)} | {
+        n for n in ("Makefile", "makefile", "GNUmakefile") if (repo / n).is_file()
+    }
+    found: set[str] = set()
+    for makefile in makefiles:
+        folder = posixpath.dirname(makefile)
+        for data in (base_bytes(repo, base, makefile), _head(repo, makefile)):
+            text = (data or b"").decode("utf-8", "replace")
+            for pattern in make_includes(text):
+                where = posixpath.normpath(posixpath.join(folder, pattern))
+                found |= {n for n in changed if fnmatch.fnmatchcase(n, where)}
+                if "/" not in pattern:  # `*.mk` from a variable: anywhere
+                    found |= {
+                        n for n in changed if fnmatch.fnmatchcase(n.rsplit("/", 1)[-1], pattern)
+                    }
+    return found
 
 
 def _head(repo: Path, rel: str) -> bytes | None:
