@@ -481,6 +481,26 @@ def test_without_a_base_fix_takes_the_whole_tree_it_judges(
     assert (repo / "src/demo/values.py").read_text() == 'VALUES = {"a": 1, "b": 2}\n'
 
 
+def test_fix_formats_only_the_lines_the_change_touched(
+    repo: Path, data_dir: Path, base_env: dict[str, str]
+) -> None:
+    # The base is not formatted to its own config; the PR must carry the change, not a
+    # re-format of the lines nobody touched (issue #26 item 9).
+    untouched = 'X = {  "a":1,\n    "b" : 2}\n\n\ndef f( a ):\n    return a\n'
+    write(repo, {"src/demo/values.py": untouched})
+    base = commit(repo, "unformatted base")
+    # A new file, unformatted, makes the format stage fail: its fixer then runs on both.
+    write(
+        repo,
+        {"src/demo/values.py": untouched + "\n\nY = [1,2 ,3]\n", "src/demo/new.py": "Z = ( 1 )\n"},
+    )
+    report = validate(repo, data_dir, base_env, config=NO_TYPES, base_sha=base, fix=True)
+    text = (repo / "src/demo/values.py").read_text()
+    assert text == untouched + "\n\nY = [1, 2, 3]\n"
+    assert (repo / "src/demo/new.py").read_text() == "Z = 1\n"
+    assert gate(report, "format").status != "failed", gate(report, "format")
+
+
 def test_fix_callback_gets_the_failing_report_and_a_fix_makes_it_pass(
     repo: Path, data_dir: Path, base_env: dict[str, str]
 ) -> None:

@@ -231,3 +231,18 @@ def test_a_ci_workflow_linked_out_of_the_tree_is_not_read(tmp_path: Path) -> Non
     (repo / ".github" / "workflows").rmdir()
     (repo / ".github" / "workflows").symlink_to(outside)
     assert ci_workflows(repo) == {}
+
+
+def test_ruff_formats_newer_check_output_names_each_file() -> None:
+    # ruff 0.17's `format --check`, as recorded: no "Would reformat:" line any more. Unread,
+    # a new unformatted file would have passed as "fails the same way on the base".
+    out = (
+        "unformatted: File would be reformatted\n --> src/demo/new.py:1:5\n  |\n"
+        "  - Z = ( 1 )\n1 + Z = 1\n  |\n\nunformatted: File would be reformatted\n"
+        ' --> src/demo/values.py:1:6\n  |\n  - X = {  "a":1}\n1 + X = {"a": 1}\n  |\n\n'
+        "2 files would be reformatted\n"
+    )
+    assert rendered(out) == [
+        "src/demo/new.py: format not formatted",
+        "src/demo/values.py: format not formatted",
+    ]

@@ -29,6 +29,7 @@ from bot.validation.compare import LineMap
 from bot.validation.diagnostics import parse_diagnostics
 from bot.validation.discovery import DISABLED, choose
 from bot.validation.environment import StageEnv
+from bot.validation.hunks import only_touched, read_texts
 from bot.validation.judge import judge_diagnostics, judge_tests
 from bot.validation.runner import clip, missing_in_output, missing_program, run_command
 from bot.validation.stage import STAGES, StageSpec
@@ -223,6 +224,9 @@ class Check:
             g.gate_name for g in report.gates if g.status == "failed" and g.gate_name in FIXABLE
         }
         before = self.guard.snapshot()
+        # Read before any fixer runs: the change's hunks and texts as the change left them.
+        pre = read_texts(self.senv.repo, scope) if self.base is not None else {}
+        maps = self.maps
         fixed: set[str] = set()
         for stage in FIXABLE:  # lint first: removing an import can leave code the formatter tidies
             spec = self.chosen[stage][0]
@@ -232,6 +236,7 @@ class Check:
             snap = self.guard.snapshot()
             self._run(command, stage)
             fixed |= set(self.guard.settle(snap, keep=set(scope)).modified)
+        fixed -= only_touched(self.senv.repo, pre, fixed, maps)
         if not fixed:
             return report
         again = self.run(setup)

@@ -62,6 +62,10 @@ _ESLINT_ROW = re.compile(
 )
 _FORMAT = (
     re.compile(r"^Would reformat: (?P<path>\S.*?)\s*$", re.MULTILINE),  # ruff format --check
+    # ruff format --check from 0.15 on: "unformatted: File would be reformatted" + an arrow.
+    re.compile(
+        r"^unformatted: File would be reformatted\s*\n\s*--> (?P<path>\S+?):\d+:\d+", re.MULTILINE
+    ),
     re.compile(r"^would reformat (?P<path>\S.*?)\s*$", re.MULTILINE),  # black --check
     re.compile(r"^\[warn\] (?P<path>(?!Code style issues)\S.*?)\s*$", re.MULTILINE),  # prettier
     re.compile(r"^Diff in (?P<path>\S+?)(?: at line \d+|:\d+):?\s*$", re.MULTILINE),  # rustfmt
