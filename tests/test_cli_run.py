@@ -168,6 +168,8 @@ def test_run_tells_only_collaborators_that_fix_works_on_issues(tmp_path: Path) -
             posted = w.gh.calls_to("POST", rf"/repos/{REPO}/issues/\d+/comments")
             assert len(posted) == replies, (actor, posted)
             assert all("/implement" in c.json["body"] for c in posted)
+            # A refused or declined delivery writes its reply and nothing else (no check run).
+            assert len(w.gh.writes()) == replies, w.gh.writes()
 
 
 @pytest.mark.parametrize("api", ["fake", "unreachable"])
