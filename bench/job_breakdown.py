@@ -36,7 +36,9 @@ from tests.fakes.anthropic import finish, reply, tool_use
 TEST = {
     "command": "create",
     "path": "tests/test_add_more.py",
-    "file_text": "from calc import add\n\n\ndef test_add_more() -> None:\n    assert add(1, 1) == 2\n",
+    "file_text": (
+        "from calc import add\n\n\ndef test_add_more() -> None:\n    assert add(1, 1) == 2\n"
+    ),
 }
 STEPS = ("read_issue", "prepare_branch", "prepare_environment", "write_fix", "validate",
          "prove", "publish", "open_pr")  # fmt: skip
