@@ -16,7 +16,11 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
+
+if TYPE_CHECKING:
+    from bot.outbound.scan import Scanner
 
 INHERITED = frozenset({"PATH", "HOME", "LANG", "LANGUAGE", "TERM", "TZ", "CI"})
 """Names every sandboxed command inherits (HOME is then pointed at the job's own home)."""
@@ -74,7 +78,9 @@ _RUNNER_CONTROL = re.compile(
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]+@")
 _URL_PASSWORD = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^/@\s:]+:[^/@\s]+@")
 _URL = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s,;'\"]+")
-MARK = "***"
+MARK = "[REDACTED]"
+"""The one marker a redacted secret leaves, in logs, errors and everything written to GitHub
+(not `***`: in Markdown that is emphasis or a rule, and it reads like an Actions mask)."""
 
 
 def agent_env(base: Mapping[str, str], registry: SecretRegistry | None = None) -> dict[str, str]:
@@ -168,13 +174,13 @@ def url_password(url: str) -> str:
 
 
 def safe_url(url: str) -> str:
-    """`url` for a message: its password shown as `***`; a URL it cannot read is not shown."""
+    """`url` for a message: its password shown as MARK; a URL it cannot read is not shown."""
     found = _USERINFO.match(url)
     if found and url_password(url):
         user = found.group("info").partition(":")[0]
-        url = found.group("scheme") + f"{user}:***@" + url[found.end() :]
+        url = found.group("scheme") + f"{user}:{MARK}@" + url[found.end() :]
     # A `password=` parameter (libpq takes one in the query) is masked too.
-    return _QUERY_PASSWORD.sub(r"\g<1>***", url)
+    return _QUERY_PASSWORD.sub(lambda m: m.group(1) + MARK, url)
 
 
 def without_password(text: str, password: str) -> str:
@@ -182,11 +188,11 @@ def without_password(text: str, password: str) -> str:
     if not password:
         return text
     forms = {password, unquote(password)}
-    text = text.replace(password, "***").replace(unquote(password), "***")
+    text = text.replace(password, MARK).replace(unquote(password), MARK)
 
     def word(m: re.Match[str]) -> str:
         w = m.group(0)
-        return "***" if len(w) >= 3 and any(w in f or f in w for f in forms) else w
+        return MARK if w != MARK and len(w) >= 3 and any(w in f or f in w for f in forms) else w
 
     return _DRIVER_WORD.sub(word, text)
 
@@ -257,7 +263,8 @@ class SecretRegistry:
         )
 
     def redact(self, text: str) -> str:
-        """`text` with registered values, credential shapes and URL user info replaced."""
+        """`text` with registered values, credential shapes and URL user info replaced (the
+        plain forms; `redact` below adds the encoded ones)."""
         pattern = self._compiled()
         if pattern is not None:
             text = pattern.sub(MARK, text)
@@ -288,9 +295,13 @@ def values() -> frozenset[str]:
     return _REGISTRY.values()
 
 
-def redact(text: str) -> str:
-    """`text` with every registered secret and credential-shaped string replaced by ***."""
-    return _REGISTRY.redact(text)
+def redact(text: str, scanner: Scanner | None = None) -> str:
+    """The one redactor of every writer (logs, errors, stdout, summaries, GitHub): `text` with
+    each secret this process holds (also encoded) and each credential shape replaced by MARK."""
+    # Imported here: the scanner loads detect-secrets, and it reads this module's registry.
+    from bot.outbound.scan import Scanner
+
+    return (scanner or Scanner(values())).redact(_REGISTRY.redact(text))
 
 
 def holds_secret(text: str) -> bool:
