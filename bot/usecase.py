@@ -224,6 +224,7 @@ class UseCase:
         self._check_credentials(plan)
         log.info("running %s here", plan.job.kind.value)
         # Imported here: `agentbot --help` and the receiver must not load the workflows.
+        from bot.workflows.steps.answered import Answering, answered, command_comment
         from bot.workflows.steps.check_run import run_checked
 
         job = plan.job
@@ -234,11 +235,15 @@ class UseCase:
         if self.bot_login and not env.bot_login:
             env = replace(env, bot_login=self.bot_login)
         handler = self.handlers[job.kind]
+        asked_by = command_comment(job)
+        if asked_by is not None:
+            env = replace(env, github=Answering(env.github, job, asked_by))
         # A handler may tell from reads alone that a delivery was seen before (a redelivered
         # review, answered): then no check run, no write, no model request.
         idle = getattr(handler, "nothing_to_do", None)
         try:
-            reason = idle(job, env) if idle is not None else None
+            reason = answered(job, env.github, env.bot_login)
+            reason = reason or (idle(job, env) if idle is not None else None)
             if reason:
                 log.info("nothing to do: %s", reason)
                 return JobResult(job=job, status=JobStatus.NEUTRAL, error=reason)
