@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from bot.clock import Clock, SystemClock
 from bot.config import REPO_CONFIG_PATH, RepoConfig
 from bot.cost import SpendMeter
+from bot.deadline import job_timeout, run_with_deadline
 from bot.errors import ConfigError, NoCredentials
 from bot.events import Delivery, Ignore, describe, screen, settle
 from bot.guards import check_job, check_permission
@@ -116,6 +117,7 @@ class UseCase:
     """The spend cap reached now for a job that would run here (the App's caps over time)."""
     meter: Callable[[Job, RepoConfig], SpendMeter | None] = _no_meter
     """What counts a running job's spend against those caps."""
+    job_timeout: float = field(default_factory=job_timeout)  # seconds (bot.deadline)
     assignee: str = ""
     """The Action's `assignee` input: assigning an issue to this login starts work, as
     `assignee:` in the repository's config does (the config wins when it names one)."""
@@ -248,7 +250,9 @@ class UseCase:
                 log.info("nothing to do: %s", reason)
                 return JobResult(job=job, status=JobStatus.NEUTRAL, error=reason)
             # Through the job's own GitHub: a dry run records its check run, never sends it.
-            return run_checked(env.github, job, self.job_link(job), lambda: handler(job, env))
+            seconds, link = self.job_timeout, self.job_link(job)
+            work = lambda: run_with_deadline(job, env, seconds, lambda e: handler(job, e))  # noqa: E731
+            return run_checked(env.github, job, link, work)
         finally:
             if env.sandbox is not None:
                 env.sandbox.close()  # nothing the job started outlives it
