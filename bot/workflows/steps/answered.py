@@ -10,6 +10,8 @@ the marker). The marker names the delivery too: the App's queue retrying the sam
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 
 from bot.models.github import Comment
@@ -17,15 +19,18 @@ from bot.models.jobs import Job
 from bot.ports.github import GitHubPort, GitHubProxy
 
 _MARK = "<!-- agentbot:answers {}@{} -->"
-_MARKS = re.compile(r"\n?<!-- agentbot:answers (\d{1,20})@([A-Za-z0-9-]{0,72}) -->")
+_MARKS = re.compile(r"\n?<!-- agentbot:answers (\d{1,20}\.[0-9a-f]{12})@([A-Za-z0-9-]{0,72}) -->")
 _NOT_ID = re.compile(r"[^A-Za-z0-9-]")
 
 
-def command_comment(job: Job) -> int | None:
-    """The id of the comment that asked for `job`, if a comment did."""
+def command_comment(job: Job) -> str | None:
+    """`<comment id>.<digest of what it asked>` for a job a comment asked for, else None (an
+    edited comment asking something else is a new request)."""
     found = job.params.get("comment_id")
-    ok = isinstance(found, int) and not isinstance(found, bool) and job.number is not None
-    return found if ok else None
+    if not isinstance(found, int) or isinstance(found, bool) or job.number is None:
+        return None
+    asked = json.dumps([job.kind.value, job.params], sort_keys=True, default=str)
+    return f"{found}.{hashlib.sha256(asked.encode()).hexdigest()[:12]}"
 
 
 def answered(job: Job, github: GitHubPort, bot_login: str = "") -> str | None:
@@ -41,8 +46,8 @@ def answered(job: Job, github: GitHubPort, bot_login: str = "") -> str | None:
     ours = _delivery(job.delivery_id)
     for c in github.list_issue_comments(job.repo, job.number):
         marks = _MARKS.findall(c.body) if mine(c.user) else []
-        if any(int(i) == comment and (not ours or by != ours) for i, by in marks):
-            return f"comment {comment} on #{job.number} was answered before"
+        if any(i == comment and (not ours or by != ours) for i, by in marks):
+            return f"comment {comment.split('.')[0]} on #{job.number} was answered before"
     return None
 
 
@@ -53,7 +58,7 @@ def _delivery(delivery_id: str) -> str:
 class Answering(GitHubProxy):
     """`inner`, marking every comment written on `repo#number` as answering `comment`."""
 
-    def __init__(self, inner: GitHubPort, job: Job, comment: int) -> None:
+    def __init__(self, inner: GitHubPort, job: Job, comment: str) -> None:
         super().__init__(inner)
         self.repo, self.number, self.comment = job.repo, job.number, comment
         self.delivery = _delivery(job.delivery_id)
@@ -83,6 +88,6 @@ class Answering(GitHubProxy):
 
     def _marked(self, body: str, before: str) -> str:
         # Ids come from the bot's own earlier body only: model text in `body` is not believed.
-        ids = {(int(i), by) for i, by in _MARKS.findall(before)} | {(self.comment, self.delivery)}
+        ids = {(i, by) for i, by in _MARKS.findall(before)} | {(self.comment, self.delivery)}
         marks = "".join(_MARK.format(i, by) for i, by in sorted(ids))
         return _MARKS.sub("", body).rstrip("\n") + "\n" + marks
