@@ -33,7 +33,6 @@ from bot.validation.judge import judge_diagnostics, judge_tests
 from bot.validation.runner import clip, missing_in_output, missing_program, run_command
 from bot.validation.stage import STAGES, StageSpec
 from bot.validation.testfiles import NO_TESTS, has_test_files
-from bot.validation.touched import keep_touched, read_texts
 
 FIXABLE = ("lint", "format")
 
@@ -231,10 +230,7 @@ class Check:
             if command is None:
                 continue
             snap = self.guard.snapshot()
-            prior = read_texts(self.senv.repo, scope) if self.base is not None else {}
             self._run(command, stage)
-            if self.base is not None:  # the PR carries the change, not a re-formatted file
-                keep_touched(self.senv.repo, self.base.sha, prior)
             fixed |= set(self.guard.settle(snap, keep=set(scope)).modified)
         if not fixed:
             return report
