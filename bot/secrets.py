@@ -2,25 +2,19 @@
 
 - `agent_env(base)` is the environment the agent's bash and the repository's own commands
   start from: an allowlist of names (PATH, HOME, LANG/LC_*, TERM, TZ, CI and the toolchain
-  variables a language profile needs), never a denylist; a value that holds a registered
-  secret or a credential (a token, a URL with a password) is dropped even under an allowed
-  name.
-- The registry (`register`, `values`, `redact`) holds every secret value this process has:
-  tokens as they are minted, keys, and the values of the variables it was started with,
-  whatever their names (`register_environment`). Logs, transcripts, git errors and (in
-  bot/outbound) everything that leaves a job are checked against it.
+  variables a language profile needs), never a denylist; a value holding a registered secret
+  or a credential (a token, a URL with a password) is dropped even under an allowed name.
+- The registry (`register`, `values`) holds every secret value this process has: tokens as
+  minted, keys, and the values of the variables it was started with (`register_environment`).
+- `redact` is the one redactor of every writer (logs, git errors, stdout, GitHub), one MARK.
 """
 
 from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
-
-if TYPE_CHECKING:
-    from bot.outbound.scan import Scanner
 
 INHERITED = frozenset({"PATH", "HOME", "LANG", "LANGUAGE", "TERM", "TZ", "CI"})
 """Names every sandboxed command inherits (HOME is then pointed at the job's own home)."""
@@ -78,9 +72,7 @@ _RUNNER_CONTROL = re.compile(
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]+@")
 _URL_PASSWORD = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^/@\s:]+:[^/@\s]+@")
 _URL = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s,;'\"]+")
-MARK = "[REDACTED]"
-"""The one marker a redacted secret leaves, in logs, errors and everything written to GitHub
-(not `***`: in Markdown that is emphasis or a rule, and it reads like an Actions mask)."""
+MARK = "[REDACTED]"  # not `***`: in Markdown that is emphasis or a rule
 
 
 def agent_env(base: Mapping[str, str], registry: SecretRegistry | None = None) -> dict[str, str]:
@@ -174,12 +166,11 @@ def url_password(url: str) -> str:
 
 
 def safe_url(url: str) -> str:
-    """`url` for a message: its password shown as MARK; a URL it cannot read is not shown."""
+    """`url` for a message, its password (or libpq's `password=`) as MARK; unreadable: hidden."""
     found = _USERINFO.match(url)
     if found and url_password(url):
         user = found.group("info").partition(":")[0]
         url = found.group("scheme") + f"{user}:{MARK}@" + url[found.end() :]
-    # A `password=` parameter (libpq takes one in the query) is masked too.
     return _QUERY_PASSWORD.sub(lambda m: m.group(1) + MARK, url)
 
 
@@ -190,11 +181,10 @@ def without_password(text: str, password: str) -> str:
     forms = {password, unquote(password)}
     text = text.replace(password, MARK).replace(unquote(password), MARK)
 
-    def word(m: re.Match[str]) -> str:
-        w = m.group(0)
-        return MARK if w != MARK and len(w) >= 3 and any(w in f or f in w for f in forms) else w
+    def held(w: str) -> bool:
+        return w != MARK and len(w) >= 3 and any(w in f or f in w for f in forms)
 
-    return _DRIVER_WORD.sub(word, text)
+    return _DRIVER_WORD.sub(lambda m: MARK if held(m.group(0)) else m.group(0), text)
 
 
 def without_credentials(value: str) -> str:
@@ -263,8 +253,7 @@ class SecretRegistry:
         )
 
     def redact(self, text: str) -> str:
-        """`text` with registered values, credential shapes and URL user info replaced (the
-        plain forms; `redact` below adds the encoded ones)."""
+        """`text` with registered values, credential shapes and URL user info replaced."""
         pattern = self._compiled()
         if pattern is not None:
             text = pattern.sub(MARK, text)
@@ -295,13 +284,12 @@ def values() -> frozenset[str]:
     return _REGISTRY.values()
 
 
-def redact(text: str, scanner: Scanner | None = None) -> str:
-    """The one redactor of every writer (logs, errors, stdout, summaries, GitHub): `text` with
-    each secret this process holds (also encoded) and each credential shape replaced by MARK."""
-    # Imported here: the scanner loads detect-secrets, and it reads this module's registry.
-    from bot.outbound.scan import Scanner
+def redact(text: str, scan: Callable[[str], str] | None = None) -> str:
+    """`text` with each secret held (also encoded) and each credential shape replaced by MARK;
+    `scan` is the outbound scanner's redact (default: over this process's secrets)."""
+    from bot.outbound.scan import Scanner  # here: it loads detect-secrets and reads the registry
 
-    return (scanner or Scanner(values())).redact(_REGISTRY.redact(text))
+    return (scan or Scanner(values()).redact)(_REGISTRY.redact(text))
 
 
 def holds_secret(text: str) -> bool:

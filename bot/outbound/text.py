@@ -175,7 +175,7 @@ class TextGuard:
 
     def clean(self, text: str, *, prose: bool = True, scanner: Scanner | None = None) -> str:
         """`text` redacted; if it is `prose`, mentions and remote images defused too."""
-        text = without_local_paths(redact(text, scanner or Scanner(self.secrets())))
+        text = without_local_paths(redact(text, (scanner or Scanner(self.secrets())).redact))
         if not prose:
             return text
         allowed = self.mentions | _ADDRESSEES.get()
@@ -205,7 +205,7 @@ def redact_data(value: Any, scanner: Scanner | None = None) -> Any:
     """`value` (JSON-like data) with every string in it redacted, keys included."""
     scanner = scanner or Scanner(job_secrets())
     if isinstance(value, str):
-        return redact(value, scanner)
+        return redact(value, scanner.redact)
     if isinstance(value, dict):
         return {redact_data(k, scanner): redact_data(v, scanner) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
