@@ -2,20 +2,18 @@
 
 - `agent_env(base)` is the environment the agent's bash and the repository's own commands
   start from: an allowlist of names (PATH, HOME, LANG/LC_*, TERM, TZ, CI and the toolchain
-  variables a language profile needs), never a denylist; a value that holds a registered
-  secret or a credential (a token, a URL with a password) is dropped even under an allowed
-  name.
-- The registry (`register`, `values`, `redact`) holds every secret value this process has:
-  tokens as they are minted, keys, and the values of the variables it was started with,
-  whatever their names (`register_environment`). Logs, transcripts, git errors and (in
-  bot/outbound) everything that leaves a job are checked against it.
+  variables a language profile needs), never a denylist; a value holding a registered secret
+  or a credential (a token, a URL with a password) is dropped even under an allowed name.
+- The registry (`register`, `values`) holds every secret value this process has: tokens as
+  minted, keys, and the values of the variables it was started with (`register_environment`).
+- `redact` is the one redactor of every writer (logs, git errors, stdout, GitHub), one MARK.
 """
 
 from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 INHERITED = frozenset({"PATH", "HOME", "LANG", "LANGUAGE", "TERM", "TZ", "CI"})
@@ -74,7 +72,7 @@ _RUNNER_CONTROL = re.compile(
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]+@")
 _URL_PASSWORD = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^/@\s:]+:[^/@\s]+@")
 _URL = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s,;'\"]+")
-MARK = "***"
+MARK = "[REDACTED]"  # not `***`: in Markdown that is emphasis or a rule
 
 
 def agent_env(base: Mapping[str, str], registry: SecretRegistry | None = None) -> dict[str, str]:
@@ -168,13 +166,12 @@ def url_password(url: str) -> str:
 
 
 def safe_url(url: str) -> str:
-    """`url` for a message: its password shown as `***`; a URL it cannot read is not shown."""
+    """`url` for a message, its password (or libpq's `password=`) as MARK; unreadable: hidden."""
     found = _USERINFO.match(url)
     if found and url_password(url):
         user = found.group("info").partition(":")[0]
-        url = found.group("scheme") + f"{user}:***@" + url[found.end() :]
-    # A `password=` parameter (libpq takes one in the query) is masked too.
-    return _QUERY_PASSWORD.sub(r"\g<1>***", url)
+        url = found.group("scheme") + f"{user}:{MARK}@" + url[found.end() :]
+    return _QUERY_PASSWORD.sub(lambda m: m.group(1) + MARK, url)
 
 
 def without_password(text: str, password: str) -> str:
@@ -182,13 +179,12 @@ def without_password(text: str, password: str) -> str:
     if not password:
         return text
     forms = {password, unquote(password)}
-    text = text.replace(password, "***").replace(unquote(password), "***")
+    text = text.replace(password, MARK).replace(unquote(password), MARK)
 
-    def word(m: re.Match[str]) -> str:
-        w = m.group(0)
-        return "***" if len(w) >= 3 and any(w in f or f in w for f in forms) else w
+    def held(w: str) -> bool:
+        return w != MARK and len(w) >= 3 and any(w in f or f in w for f in forms)
 
-    return _DRIVER_WORD.sub(word, text)
+    return _DRIVER_WORD.sub(lambda m: MARK if held(m.group(0)) else m.group(0), text)
 
 
 def without_credentials(value: str) -> str:
@@ -288,9 +284,12 @@ def values() -> frozenset[str]:
     return _REGISTRY.values()
 
 
-def redact(text: str) -> str:
-    """`text` with every registered secret and credential-shaped string replaced by ***."""
-    return _REGISTRY.redact(text)
+def redact(text: str, scan: Callable[[str], str] | None = None) -> str:
+    """`text` with each secret held (also encoded) and each credential shape replaced by MARK;
+    `scan` is the outbound scanner's redact (default: over this process's secrets)."""
+    from bot.outbound.scan import Scanner  # here: it loads detect-secrets and reads the registry
+
+    return (scan or Scanner(values()).redact)(_REGISTRY.redact(text))
 
 
 def holds_secret(text: str) -> bool:

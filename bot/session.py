@@ -22,7 +22,8 @@ from pydantic import BaseModel
 
 from bot.clock import Clock
 from bot.models import AgentResult, AgentStatus, SessionPhase, SessionStatusFile
-from bot.outbound.text import redact, redact_data
+from bot.outbound.text import redact_data
+from bot.secrets import redact
 
 STATUS_FILE = "status.json"
 TRANSCRIPT_FILE = "transcript.jsonl"

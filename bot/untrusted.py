@@ -28,7 +28,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from bot.outbound.scan import Scanner, job_secrets
+from bot.secrets import redact
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -108,8 +108,8 @@ def strip_invisible(text: str) -> str:
 
 
 def redact_secrets(text: str) -> str:
-    """Replace credentials (and the job's own secrets) with a marker."""
-    return Scanner(job_secrets()).redact(text)
+    """Replace credentials (and the job's own secrets) with the marker (bot.secrets.redact)."""
+    return redact(text)
 
 
 @functools.cache

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from bot.clock import Clock, SystemClock
 from bot.config import REPO_CONFIG_PATH, RepoConfig
 from bot.cost import SpendMeter
+from bot.deadline import job_timeout, run_with_deadline
 from bot.errors import ConfigError, NoCredentials
 from bot.events import Delivery, Ignore, describe, screen, settle
 from bot.guards import check_job, check_permission
@@ -116,6 +117,7 @@ class UseCase:
     """The spend cap reached now for a job that would run here (the App's caps over time)."""
     meter: Callable[[Job, RepoConfig], SpendMeter | None] = _no_meter
     """What counts a running job's spend against those caps."""
+    job_timeout: float = field(default_factory=job_timeout)  # seconds (bot.deadline)
     assignee: str = ""
     """The Action's `assignee` input: assigning an issue to this login starts work, as
     `assignee:` in the repository's config does (the config wins when it names one)."""
@@ -224,6 +226,7 @@ class UseCase:
         self._check_credentials(plan)
         log.info("running %s here", plan.job.kind.value)
         # Imported here: `agentbot --help` and the receiver must not load the workflows.
+        from bot.workflows.steps.answered import Answering, answered, command_comment
         from bot.workflows.steps.check_run import run_checked
 
         job = plan.job
@@ -234,16 +237,22 @@ class UseCase:
         if self.bot_login and not env.bot_login:
             env = replace(env, bot_login=self.bot_login)
         handler = self.handlers[job.kind]
+        asked_by = command_comment(job)
+        if asked_by is not None:
+            env = replace(env, github=Answering(env.github, job, asked_by))
         # A handler may tell from reads alone that a delivery was seen before (a redelivered
         # review, answered): then no check run, no write, no model request.
         idle = getattr(handler, "nothing_to_do", None)
         try:
-            reason = idle(job, env) if idle is not None else None
+            reason = answered(job, env.github, env.bot_login)
+            reason = reason or (idle(job, env) if idle is not None else None)
             if reason:
                 log.info("nothing to do: %s", reason)
                 return JobResult(job=job, status=JobStatus.NEUTRAL, error=reason)
             # Through the job's own GitHub: a dry run records its check run, never sends it.
-            return run_checked(env.github, job, self.job_link(job), lambda: handler(job, env))
+            seconds, link = self.job_timeout, self.job_link(job)
+            work = lambda: run_with_deadline(job, env, seconds, lambda e: handler(job, e))  # noqa: E731
+            return run_checked(env.github, job, link, work)
         finally:
             if env.sandbox is not None:
                 env.sandbox.close()  # nothing the job started outlives it

@@ -27,9 +27,10 @@ def run_cover(
     runner = tmp / job
     runner.mkdir()
     env = actions_env(runner, w.gh.url, w.llm.base_url, "issue_comment", {})
-    Path(env["GITHUB_EVENT_PATH"]).write_text(
-        json.dumps(comment_payload(body, "alice", number=number))
-    )
+    payload = comment_payload(body, "alice", number=number)
+    # Each run is a new comment (a comment delivered again is answered once).
+    payload["comment"] = {**payload["comment"], "id": 9000 + len(list(tmp.iterdir()))}
+    Path(env["GITHUB_EVENT_PATH"]).write_text(json.dumps(payload))
     checkout = clone_branch(w.remote, "main", runner / "checkout")
     return subprocess.run(
         [AGENTBOT, "run"], cwd=checkout, env=env, capture_output=True, text=True, timeout=600

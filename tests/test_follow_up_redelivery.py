@@ -13,7 +13,7 @@ from tests.e2e import REPO, World, fast_validation_yaml, world
 from tests.fakes.github.routes_reviews import add_review_comment, thread_of
 from tests.fakes.gitrepo import clone_branch, commits
 from tests.test_cli_run import AGENTBOT, actions_env
-from tests.test_follow_up import BRANCH, DOC, review_by, seed_pull
+from tests.test_follow_up import BRANCH, DOC, pr_comment_by, review_by, seed_pull
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -51,6 +51,23 @@ def test_a_review_delivered_twice_is_answered_once(tmp_path: Path) -> None:
         # GitHub redelivers the review: its thread is resolved, its body is no request.
         w.gh.reset_calls()
         assert run(w, tmp_path, "pull_request_review", delivery.payload, "job2") == 78
+        assert len(w.llm.requests) == asked
+        assert w.gh.writes() == []
+        assert len(commits(w.remote, BRANCH, base="main")) == pushed
+
+
+def test_a_fix_comment_delivered_twice_is_carried_out_once(tmp_path: Path) -> None:
+    with world(tmp_path, DOC, repo_yaml=fast_validation_yaml()) as w:
+        seed_pull(w)
+        delivery = pr_comment_by("rev", "/fix say integers in the docstring")
+
+        assert run(w, tmp_path, "issue_comment", delivery.payload, "job1") == 0
+        asked, pushed = len(w.llm.requests), len(commits(w.remote, BRANCH, base="main"))
+        assert asked == len(DOC) and pushed == 3  # the fix, a person's commit, this /fix
+
+        # The same comment again (a redelivery, or a re-run of the workflow): nothing to do.
+        w.gh.reset_calls()
+        assert run(w, tmp_path, "issue_comment", delivery.payload, "job2") == 78
         assert len(w.llm.requests) == asked
         assert w.gh.writes() == []
         assert len(commits(w.remote, BRANCH, base="main")) == pushed

@@ -471,7 +471,7 @@ def test_errors_and_logs_never_show_the_token(
     with caplog.at_level(logging.DEBUG, logger="agentbot.git"), pytest.raises(GitError) as err:
         authed.git("rev-parse", "--verify", TOKEN)
     assert TOKEN not in str(err.value)
-    assert "***" in str(err.value)
+    assert "[REDACTED]" in str(err.value)
     assert caplog.records
     assert all(TOKEN not in r.getMessage() for r in caplog.records)
 
@@ -669,7 +669,7 @@ def test_credentials_in_urls_are_split_off_and_redacted() -> None:
     registry = SecretRegistry()
     registry.register(BASIC)
     assert registry.redact(f"fatal: {url} and {BASIC}") == (
-        "fatal: https://***@github.com/o/r.git and ***"
+        "fatal: https://[REDACTED]@github.com/o/r.git and [REDACTED]"
     )
 
 

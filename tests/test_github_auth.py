@@ -117,7 +117,7 @@ def test_clients_of_one_app_share_the_token_cache(gh: FakeGitHub, app: GitHub) -
 
 def test_obtained_tokens_are_redacted_from_logs(app: GitHub) -> None:
     token = app.for_installation(INSTALLATION).token()
-    assert redact(f"pushing with {token}") == "pushing with ***"
+    assert redact(f"pushing with {token}") == "pushing with [REDACTED]"
 
 
 def test_token_fetch_retries_server_errors(gh: FakeGitHub, app: GitHub, clock: FakeClock) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 
+from bot import secrets
 from bot.secrets import (
     SecretRegistry,
     agent_env,
@@ -122,7 +123,10 @@ def test_redact_replaces_values_longest_first_shapes_and_url_userinfo() -> None:
     reg.register("abcdef-longer-secret")
     token = "ghs_" + "Z" * 36
     text = f"a abcdef-longer-secret b abcdef c {token} d https://x:pw@example.com/r.git e"
-    assert reg.redact(text) == "a *** b *** c *** d https://***@example.com/r.git e"
+    assert (
+        reg.redact(text)
+        == "a [REDACTED] b [REDACTED] c [REDACTED] d https://[REDACTED]@example.com/r.git e"
+    )
     assert reg.holds_secret("x abcdef y") and not reg.holds_secret("nothing here")
 
 
@@ -132,7 +136,7 @@ def test_a_registered_private_key_is_recognised_line_by_line() -> None:
     pem = f"{begin}\n{body[:64]}\n{body[64:128]}\n{end}\n"
     reg = SecretRegistry()
     reg.register(pem)
-    assert reg.redact(f"quoted: {body[64:128]}") == "quoted: ***"
+    assert reg.redact(f"quoted: {body[64:128]}") == "quoted: [REDACTED]"
     assert body[:64] in reg.values()
 
 
@@ -173,3 +177,18 @@ def test_tokens_in_index_urls_are_cut_before_the_sandbox_and_registered() -> Non
     }
     assert {"s3cr3tT0kenValue", "tok_abcdef0123456789abcdef", "FURYTOKEN12345678"} <= reg.values()
     assert "Zm9vOmJhcg==" in reg.values()
+
+
+def test_one_redactor_with_one_marker_serves_every_writer() -> None:
+    from bot import untrusted
+    from bot.outbound import text
+
+    secret = "one-redactor-" + "q7" * 8
+    secrets.register(secret)
+    encoded = base64.b64encode(secret.encode()).decode()
+    shown = secrets.redact(f"plain {secret}; b64 {encoded}; url https://u:pw1234@h/x")
+    # The registry's plain forms and URL user info, and the scanner's encodings, one marker.
+    assert secret not in shown and encoded not in shown and "pw1234" not in shown, shown
+    assert shown.count(secrets.MARK) == 3 and "***" not in shown, shown
+    assert getattr(text, "redact", secrets.redact) is secrets.redact  # no second redactor
+    assert untrusted.redact_secrets(f"x {secret}") == f"x {secrets.MARK}"

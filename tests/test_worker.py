@@ -466,7 +466,7 @@ def test_job_log_lines_are_redacted_and_follow_a_long_job(tmp_path: Path) -> Non
     rec = q.get("d-1")
     assert rec is not None
     text = "\n".join(rec.log)
-    assert "hunter2-secret" not in text and "ghp_aaaa" not in text and "***" in text
+    assert "hunter2-secret" not in text and "ghp_aaaa" not in text and "[REDACTED]" in text
     assert "claimed x delivery" in text and "finished: ignored" in text  # the final line too
     assert all("[d-1]" in line for line in rec.log)
     assert len(rec.log) == len(set(rec.log))  # no line written twice

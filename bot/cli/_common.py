@@ -19,11 +19,10 @@ from bot.config import RepoConfig, Settings, load_settings
 from bot.errors import ConfigError
 from bot.logs import setup_logging
 from bot.models import Job, JobResult
-from bot.outbound.text import redact
 from bot.ports import FactCache, JobEnv
 from bot.report import step_summary
 from bot.sandbox import Sandbox, SandboxPolicy, SandboxStatus
-from bot.secrets import register_environment
+from bot.secrets import redact, register_environment
 from bot.wiring import dress, github_client, job_env, missing_credentials
 
 _REF = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#(?P<number>\d+)$")

@@ -20,9 +20,9 @@ from bot.errors import ConfigError
 from bot.events import Delivery, Ignore, repo_full_name
 from bot.events.triggers import dispatch_params
 from bot.models import Job, JobKind, JobResult, JobStatus
-from bot.outbound.text import redact
 from bot.ports import GitHubPort, Handler, JobEnv
 from bot.report import step_summary
+from bot.secrets import redact
 from bot.usecase import UseCase
 from bot.wiring import dress, github_client, job_env, missing_credentials
 

@@ -34,11 +34,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from bot.secrets import MARK
+
 MIN_SECRET_LENGTH = 8
 """Job secret values shorter than this are not searched for: they can't be told apart from
 ordinary text (a port number, `true`)."""
 
-REDACTED = "[REDACTED]"
+REDACTED = MARK
+"""The one marker (bot.secrets.MARK), so every redacted text reads the same."""
 OWN_SECRET = "one of this job's own secret values"  # noqa: S105 (a label, not a secret)
 
 # detect-secrets detectors with few false positives in source code and diffs. Left out:

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.outbound.scan import Scanner, job_secrets
+from bot.secrets import redact
 
 _ADDRESSEES: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
     "agentbot_addressees", default=frozenset()
@@ -174,7 +175,7 @@ class TextGuard:
 
     def clean(self, text: str, *, prose: bool = True, scanner: Scanner | None = None) -> str:
         """`text` redacted; if it is `prose`, mentions and remote images defused too."""
-        text = without_local_paths((scanner or Scanner(self.secrets())).redact(text))
+        text = without_local_paths(redact(text, (scanner or Scanner(self.secrets())).redact))
         if not prose:
             return text
         allowed = self.mentions | _ADDRESSEES.get()
@@ -200,16 +201,11 @@ class TextGuard:
         return value
 
 
-def redact(text: str) -> str:
-    """`text` with the job's secrets and credential shapes replaced (step summary, stdout)."""
-    return Scanner(job_secrets()).redact(text)
-
-
 def redact_data(value: Any, scanner: Scanner | None = None) -> Any:
     """`value` (JSON-like data) with every string in it redacted, keys included."""
     scanner = scanner or Scanner(job_secrets())
     if isinstance(value, str):
-        return scanner.redact(value)
+        return redact(value, scanner.redact)
     if isinstance(value, dict):
         return {redact_data(k, scanner): redact_data(v, scanner) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
