@@ -10,6 +10,7 @@ import difflib
 from collections.abc import Mapping
 from pathlib import Path
 
+from bot import treefs
 from bot.validation.compare import LineMap
 
 
@@ -34,6 +35,9 @@ def keep_touched(before: str, after: str, touched: set[int]) -> str:
         if tag == "equal":
             out += old[i1:i2]
             continue
+        if tag == "replace" and i2 - i1 == j2 - j1:  # line for line: judged line by line
+            out += [new[j1 + k] if i1 + k + 1 in touched else old[i1 + k] for k in range(i2 - i1)]
+            continue
         # An insertion touches the lines around it; an edit, the lines it replaces.
         span = range(i1 + 1, i2 + 1) if i2 > i1 else range(i1, i1 + 2)
         out += new[j1:j2] if any(line in touched for line in span) else old[i1:i2]
@@ -44,9 +48,9 @@ def read_texts(repo: Path, paths: list[str]) -> dict[str, str]:
     """The text of each of `paths` in `repo` now (unreadable or binary ones left out)."""
     texts = {}
     for rel in paths:
-        try:
-            texts[rel] = (repo / rel).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+        try:  # never through a link the change planted: treefs refuses to follow one
+            texts[rel] = treefs.read_bytes(repo, rel).decode("utf-8")
+        except (OSError, ValueError, treefs.UnsafePath):
             continue
     return texts
 
@@ -60,9 +64,11 @@ def only_touched(
         change = maps.get(rel)
         if rel not in pre or change is None:
             continue
-        path = repo / rel
-        text = keep_touched(pre[rel], path.read_text(encoding="utf-8"), touched_lines(change))
-        path.write_text(text, encoding="utf-8")
+        now = read_texts(repo, [rel]).get(rel)
+        if now is None:
+            continue
+        text = keep_touched(pre[rel], now, touched_lines(change))
+        treefs.write_bytes(repo, rel, text.encode("utf-8"))
         if text == pre[rel]:
             same.add(rel)
     return same
