@@ -36,6 +36,7 @@ from bot.workflows.steps.proof.trees import (
     python_of,
     resolved,
     runner_of,
+    test_script,
     tree,
 )  # fmt: skip
 from bot.workflows.steps.workenv import WorkEnv
@@ -113,7 +114,7 @@ def prove(ws: Workspace, base_sha: str, workenv: WorkEnv | None, *, clock: Clock
     if workenv is None or workenv.stage_env is None or workenv.test is None:
         return Proof(NOT_CHECKED, tests, note="no test command was resolved")
     runner = runner_of(workenv.test.runner, workenv.test.command, ws.path)
-    command = direct(runner, tests, workenv.test.command)
+    command = direct(runner, tests, test_script(workenv.test.command, ws.path))
     if command is None:
         return Proof(NOT_CHECKED, tests, note=f"the {runner} runner is not checked")
     module = module_under_test(ws.changed_files(base_sha)) if runner in _PY else ""

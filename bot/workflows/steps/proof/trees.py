@@ -101,6 +101,16 @@ def runner_of(runner: str, command: str, repo: Path) -> str:
     return runner
 
 
+def test_script(command: str, repo: Path) -> str:
+    """The test command, followed by package.json's `test` script when it runs that script."""
+    if not re.search(r"\b(npm|yarn|pnpm)( run)? test\b", command):
+        return command
+    try:
+        return f"{command} {json.loads((repo / 'package.json').read_text())['scripts']['test']}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return command
+
+
 def python_of(command: str) -> str:
     """The interpreter a Python test command names (`/venv/bin/python3 -m pytest`), else
     `python` (the environment's: the project's venv comes first on PATH)."""
@@ -124,8 +134,10 @@ def direct(runner: str, tests: list[str], command: str = "") -> str | None:
         return f"{py} -m unittest -v {mods}"
     if runner == "node":
         return f"node --test {quoted}"
-    if runner in ("jest", "mocha"):
-        return f"node_modules/.bin/{runner} {quoted}"
+    if runner == "mocha":
+        return f"node_modules/.bin/mocha{mocha_options(command)} {quoted}"
+    if runner == "jest":
+        return f"node_modules/.bin/jest {quoted}"
     if runner == "vitest":
         return f"node_modules/.bin/vitest run {quoted}"
     if runner == "cargo":
@@ -134,6 +146,15 @@ def direct(runner: str, tests: list[str], command: str = "") -> str | None:
         dirs = sorted({"./" + str(Path(t).parent) for t in tests})
         return "go test -v " + " ".join(shlex.quote(d) for d in dirs)
     return None
+
+
+_MOCHA_OPTS = re.compile(r"(?:^|\s)(--ui|-u|--require|-r)[\s=]+([\w@./:-]+)")
+
+
+def mocha_options(command: str) -> str:
+    """The interface and `--require` options of the repository's mocha command: a qunit or
+    tdd suite does not even load under the default bdd interface."""
+    return "".join(f" {opt} {shlex.quote(val)}" for opt, val in _MOCHA_OPTS.findall(command))
 
 
 def module_under_test(files: list[str]) -> str:
