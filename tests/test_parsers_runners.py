@@ -144,3 +144,14 @@ def test_a_cancelled_nextest_run_is_not_a_pass() -> None:
     assert stopped is not None and not stopped.passed and stopped.failed_count == 7
     fail_fast = parse_test_counts("nextest", line.format("4/10", "3 passed, 1 failed"))
     assert fail_fast is not None and (fail_fast.failed_count, fail_fast.skipped_count) == (1, 6)
+
+
+def test_unittests_expected_failures_are_not_failures_and_no_count_is_negative() -> None:
+    from bot.validation.parsers import parse_unittest
+
+    out = "Ran 5 tests in 0.010s\n\nOK (skipped=1, expected failures=2)\n"
+    parsed = parse_unittest(out)
+    assert parsed is not None
+    assert (parsed.passed_count, parsed.failed_count, parsed.skipped_count) == (2, 0, 3)
+    odd = parse_unittest("Ran 1 test in 0.001s\n\nOK (skipped=80)\n")
+    assert odd is not None and odd.passed_count == 0

@@ -40,7 +40,8 @@ def parse_unittest(output: str) -> TestResult | None:
     if not found:
         return None
     ran, _, detail = found[-1]
-    c = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", detail)}
+    # "expected failures=1" has a space in its name: split on the commas, not on words.
+    c = {k.strip(): int(v) for k, v in re.findall(r"([^,=]+)=(\d+)", detail)}
     skipped = c.get("skipped", 0) + c.get("expected failures", 0)
     failed = c.get("failures", 0) + c.get("errors", 0) + c.get("unexpected successes", 0)
     # unittest's id is `module.Class.test`; the class part is what it prints in parentheses.
@@ -48,4 +49,5 @@ def parse_unittest(output: str) -> TestResult | None:
         f"{cls}.{name}" if not cls.endswith(name) else cls
         for name, cls in _UNITTEST_FAILED.findall(output)
     ]
-    return result(int(ran) - skipped - failed, failed, skipped, ids)
+    # Never negative: a summary whose parts exceed its total (interleaved runs) counts none passed.
+    return result(max(0, int(ran) - skipped - failed), failed, skipped, ids)
