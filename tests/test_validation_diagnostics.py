@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from bot.models import Diagnostic
 from bot.validation.compare import LineMap, new_problems, parse_unified_zero
 from bot.validation.diagnostics import parse_diagnostics
@@ -246,3 +248,25 @@ def test_ruff_formats_newer_check_output_names_each_file() -> None:
         "src/demo/new.py: format not formatted",
         "src/demo/values.py: format not formatted",
     ]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "coverage run --source=slugify test.py",  # python-slugify's CI: a unittest script
+        "python -m unittest discover -s tests",
+        "python -m coverage run -m unittest",
+        "python runtests.py",
+    ],
+)
+def test_a_ci_test_step_running_unittest_or_a_test_script_is_the_test_command(
+    tmp_path: Path, line: str
+) -> None:
+    wf = tmp_path / ".github" / "workflows"
+    wf.mkdir(parents=True)
+    (wf / "ci.yml").write_text(f"on: push\njobs:\n  t:\n    steps:\n      - run: {line}\n")
+    assert ci_workflows(tmp_path)["test"].command == line
+    (wf / "ci.yml").write_text(
+        "on: push\njobs:\n  t:\n    steps:\n      - run: python setup.py sdist\n"
+    )
+    assert "test" not in ci_workflows(tmp_path)

@@ -158,7 +158,9 @@ _CI_TOOLS: dict[str, re.Pattern[str]] = {
     "lint": re.compile(r"^(ruff check|ruff \.|flake8|pylint|eslint|cargo clippy|go vet"
                        r"|golangci-lint run|npm run lint)\b"),
     "typecheck": re.compile(r"^(mypy|pyright|tsc|npm run typecheck)\b"),
-    "test": re.compile(r"^(pytest|python -m pytest|cargo test|go test|npm test|npm run test)\b"),
+    "test": re.compile(r"^(pytest|python3? -m pytest|cargo test|go test|npm test|npm run test"
+                       r"|python3? -m unittest|(python3? -m )?coverage run"
+                       r"|python3? [\w./-]*(test\w*|tests|runtests)\.py)\b"),
 }  # fmt: skip
 
 
