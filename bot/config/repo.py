@@ -1,4 +1,4 @@
-"""RepoConfig: a repository's `.github/agentbot.yml` (DESIGN §4), loaded with errors naming key and line."""
+"""RepoConfig: `.github/agentbot.yml` (DESIGN §4); errors name the key and line."""
 
 from __future__ import annotations
 
