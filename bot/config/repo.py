@@ -1,0 +1,137 @@
+"""RepoConfig: `.github/agentbot.yml` (DESIGN §4); errors name the key and line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import Field, field_validator
+from pydantic import ValidationError as PydanticValidationError
+
+from bot.config.sections import (
+    LOGIN,
+    Budget,
+    Commands,
+    Execution,
+    FollowUpConfig,
+    Labels,
+    Limits,
+    Permission,
+    PlanConfig,
+    PullRequestConfig,
+    RoleConfig,
+    SandboxConfig,
+    ValidationConfig,
+    _Section,
+)
+from bot.errors import ConfigError
+
+REPO_CONFIG_PATH = ".github/agentbot.yml"
+
+
+class RepoConfig(_Section):
+    """A repository's `.github/agentbot.yml`; every key optional, unknown keys are errors."""
+
+    labels: Labels = Field(default_factory=Labels)
+    commands: Commands = Field(default_factory=Commands)
+    min_permission: Permission = "write"
+    allowed_bots: list[str] = Field(default_factory=list)
+    model: str = "claude-sonnet-4-6"
+    """Default model; claude-sonnet-4-5 (DESIGN §4) reaches end of life on 2026-11-30."""
+    roles: dict[str, RoleConfig] = Field(default_factory=dict)
+    budget: Budget = Field(default_factory=Budget)
+    validation: ValidationConfig = Field(default_factory=ValidationConfig)
+    limits: Limits = Field(default_factory=Limits)
+    pull_request: PullRequestConfig = Field(default_factory=PullRequestConfig)
+    execution: Execution = Field(default_factory=Execution)
+    followup: FollowUpConfig = Field(default_factory=FollowUpConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    prices: dict[str, dict[str, float]] = Field(default_factory=dict)
+    """Per-model USD per million tokens: {model: {input, output, cache_write, cache_read}}."""
+    commit_session_artifacts: bool = False
+    plan: PlanConfig = Field(default_factory=PlanConfig)
+    assignee: str = ""
+    """A login whose assignment to an issue starts a fix (the App's own account always does)."""
+
+    @field_validator("assignee")
+    @classmethod
+    def _login(cls, value: str) -> str:
+        if value.strip() and not LOGIN.fullmatch(value.strip()):
+            raise ValueError(f"a GitHub login (letters, digits, -), got {value!r}")
+        return value.strip()
+
+    @classmethod
+    def from_text(cls, text: str, *, source: str = REPO_CONFIG_PATH) -> RepoConfig:
+        """Parse YAML text; errors name the key path and line."""
+        try:
+            node = yaml.compose(text, Loader=yaml.SafeLoader)
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = mark.line + 1 if mark is not None else None
+            # PyYAML's own text names the input `"<unicode string>"`: say it in our words.
+            problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
+            context = getattr(exc, "context", None)
+            where = f"{source}:{line}:{mark.column + 1}" if mark is not None else source
+            detail = f"{problem} ({context})" if context else problem
+            error = ConfigError(f"{where}: not valid YAML: {detail}")
+            error.line = line
+            raise error from None
+        if data is None:
+            return cls()
+        if not isinstance(data, dict):
+            raise ConfigError(f"{source}: the top level must be a mapping of keys", line=1)
+        # A key written with no value (`validation:`) means "defaults", as a user expects.
+        try:
+            return cls.model_validate(data)
+        except PydanticValidationError as exc:
+            err = exc.errors()[0]
+            loc = [str(p) for p in err["loc"]]
+            path = ".".join(loc)
+            what = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+            raise ConfigError(
+                f"{what} in {source}; see the configuration reference in the README",
+                path=path,
+                line=_line_of(node, list(err["loc"])),
+            ) from exc
+
+    @classmethod
+    def from_file(cls, path: Path) -> RepoConfig:
+        """Load a file; a missing file means all defaults."""
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return cls()
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"not UTF-8 text (byte {exc.start})", path=str(path)) from None
+        except OSError as exc:
+            raise ConfigError(f"cannot read it: {exc.strerror}", path=str(path)) from None
+        return cls.from_text(text, source=str(path))
+
+    def model_for(self, role: str) -> str:
+        """The model a role uses: its override, else the repo's model."""
+        override = self.roles.get(role)
+        return override.model if override and override.model else self.model
+
+
+def _line_of(node: yaml.Node | None, loc: list[Any]) -> int | None:
+    """Follow `loc` through the composed YAML tree; return the 1-based line of the deepest hit."""
+    line = None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if key.value == str(part):
+                    line = key.start_mark.line + 1
+                    node = value
+                    break
+            else:
+                return line
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            if part >= len(node.value):
+                return line
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line
