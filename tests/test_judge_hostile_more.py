@@ -50,8 +50,10 @@ def test_a_conftest_adding_only_a_fixture_is_not_a_judge_change() -> None:
     base = b"import pytest\n\n\n@pytest.fixture\ndef one():\n    return 1\n"
     head = base + b"\n\n@pytest.fixture\ndef two(one):\n    return one + 1\n"
     assert changed_judge({"tests/conftest.py": (base, head)}) == []
-    evil = head + b"\n\n@pytest.fixture(autouse=True)\ndef x(request):\n" + (
-        b"    request.config.pluginmanager.register(object())\n"
+    evil = (
+        head
+        + b"\n\n@pytest.fixture(autouse=True)\ndef x(request):\n"
+        + (b"    request.config.pluginmanager.register(object())\n")
     )
     assert changed_judge({"tests/conftest.py": (base, evil)}) == ["tests/conftest.py"]
 
