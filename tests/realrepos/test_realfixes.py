@@ -40,11 +40,31 @@ FIXES = Path(__file__).parent / "fixes"
 TOOL = {"python": "git", "javascript": "npm", "typescript": "npm", "rust": "cargo"}
 
 
+# Cases the product does not yet get right, each with its diagnosis; strict, so a fix that
+# makes one pass turns the suite red until it is taken off this list.
+KNOWN = {
+    "humanize-naturalsize-float": "issue #25 item 4: hatch-vcs writes src/humanize/_version.py"
+    " only into the installed copy, so the proof's base run cannot import the base tree and"
+    " the change's tests 'already pass on the base' (Unproven)",
+    "semver-compare-subclass": "issue #25: tox's pytest exits 4 on both sides before any test"
+    " runs (unverified); the cause (its conftest's imports?) is not found yet",
+    "tomlkit-inline-table-delete": "fixture: git archive dropped the submodules tests/toml-test"
+    " and tests/toml-spec-tests, so every test module fails to collect on both sides;"
+    " unverified is the right verdict, the fixture must vendor the submodules",
+    "pathspec-invalid-bracket-range": "the upstream fix leaves an unused import in its test"
+    " (F401, new in the change); the gate's default pyflakes rules block it and the scripted"
+    " model cannot take the repair round a real model would",
+}
+
+
 def _case(path: Path) -> Any:
     case = json.loads((path / "case.json").read_text())
     missing = shutil.which(TOOL[case["language"]]) is None
     why = f"needs {TOOL[case['language']]}"
-    return pytest.param(path.name, marks=pytest.mark.skipif(missing, reason=why), id=path.name)
+    marks = [pytest.mark.skipif(missing, reason=why)]
+    if path.name in KNOWN:
+        marks.append(pytest.mark.xfail(strict=True, reason=KNOWN[path.name]))
+    return pytest.param(path.name, marks=marks, id=path.name)
 
 
 def git(cwd: Path, *args: str) -> str:
