@@ -11,7 +11,7 @@ from bot.models import JobKind, JobResult, JobStatus, ValidationReport
 from bot.outbound.paths import TEST_PATH
 from bot.outbound.structure import defuse_closing, model_text
 from bot.tasks_md import TaskPlan
-from bot.verdict_text import no_tests_line, unverified_section
+from bot.verdict_text import no_tests_line, unproven_section, unverified_section
 
 PROGRESS_MARKER = "<!-- agentbot:progress -->"
 """Hidden marker that identifies our sticky progress comment, so re-runs edit, not add."""
@@ -245,8 +245,15 @@ def fix_pr_body(result: JobResult) -> str:
     # Only the bot's own `Fixes #N` closes anything; the rest holds model text.
     rest = defuse_closing("\n\n".join(p for p in parts if p))
     # What could not be verified opens the body, above everything else.
+    unproven = unproven_section(result.error) if result.status == JobStatus.UNPROVEN else []
     top = "\n\n".join(
-        p for p in (*unverified_section(result.validation), no_tests_line(result.validation)) if p
+        p
+        for p in (
+            *unverified_section(result.validation),
+            *unproven,
+            no_tests_line(result.validation),
+        )
+        if p
     )
     return "\n\n".join(p for p in (PR_MARKER, top, f"Fixes #{number}", rest) if p) + "\n"
 
@@ -300,6 +307,7 @@ def step_summary(result: JobResult) -> str:
         JobStatus.NEUTRAL: "⏭️ nothing to do",
         JobStatus.NEEDS_INFO: "❓ needs information",
         JobStatus.UNVERIFIED: "⚠️ unverified (draft: the tests could not run)",
+        JobStatus.UNPROVEN: "⚠️ unproven (draft: the change's tests were not shown to fail first)",
     }[result.status]
     target = f"{result.job.repo}#{result.job.number}" if result.job.number else result.job.repo
     lines = [

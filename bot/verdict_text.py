@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from bot.models import NO_TESTS, ValidationReport
 
-__all__ = ["NO_TESTS", "no_tests_line", "unverified_reason", "unverified_section"]
+__all__ = [
+    "NO_TESTS",
+    "no_tests_line",
+    "unproven_section",
+    "unverified_reason",
+    "unverified_section",
+]
 UNVERIFIED_TITLE = "⚠️ Unverified: the tests could not run"
 
 
@@ -43,3 +49,15 @@ def no_tests_line(report: ValidationReport | None) -> str:
     if test is None or not test.warning.startswith(NO_TESTS):
         return ""
     return f"**No tests in this repository**: nothing here was tested; {test.warning}."
+
+
+UNPROVEN_TITLE = "⚠️ Unproven: the change's tests were not shown to catch the bug"
+
+
+def unproven_section(reason: str) -> list[str]:
+    """The heading and line a draft PR opens with when the gate passed but the proof did not."""
+    return [
+        f"## {UNPROVEN_TITLE}",
+        f"The gate passed, but {reason}: a test that fails without this change and passes with"
+        " it would prove the fix. See the proof below; review it by hand before merging.",
+    ]

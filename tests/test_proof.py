@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from bot.config import RepoConfig
 from bot.models import JobStatus
 from bot.workflows.fix.story import fix_issue
 from bot.workflows.steps.proof import PROVEN, Proof, base_failures, own_fault
-from tests.e2e import FIX_EDIT, REPO, TEST_EDIT, world
+from tests.e2e import FIX_EDIT, REPO, TEST_EDIT, fast_validation_yaml, world
 from tests.fakes.anthropic import finish, reply, tool_use
 from tests.test_fix_issue import job, seed_issue
 
@@ -60,13 +61,41 @@ def test_a_test_that_already_passes_on_base_is_sent_back_once_then_unproven(
     with world(tmp_path, script) as w:
         seed_issue(w)
         result = fix_issue(job(), w.env())
-        assert result.status == JobStatus.SUCCESS, result.error
+        # One outcome, told the same everywhere (issue #25 item 8): never a success.
+        assert result.status == JobStatus.UNPROVEN, result.error
         requests = w.llm.requests
         body = pr_body(w)
+        pull = w.gh.calls_to("POST", rf"/repos/{REPO}/pulls")[0].json
+        labels = [c.json for c in w.gh.calls_to("POST", rf"/repos/{REPO}/issues/\d+/labels")]
+        checks = [c.json for c in w.gh.calls_to("POST", rf"/repos/{REPO}/check-runs")]
     assert len(requests) == 3
     told = requests[2].json["messages"][-1]["content"][-1]["text"]
     assert "already pass on the base commit" in told and "tests/test_zero.py" in told
     assert "**Unproven:**" in body and "tests/test_zero.py" in body
+    assert body.index("⚠️ Unproven") < body.index("Fixes #")  # said at the top
+    assert pull["draft"] is True and "✅ success" not in body
+    assert any("agent-unverified" in str(lab) for lab in labels), labels
+    assert all(c.get("conclusion") != "success" for c in checks), checks
+
+
+def test_an_agent_that_does_not_finish_after_its_send_back_is_no_success(
+    tmp_path: Path,
+) -> None:
+    script = [
+        reply(tool_use(EDITOR, FIX_EDIT), tool_use(EDITOR, ZERO_TEST)),
+        reply(finish(summary="add() now adds", root_cause="it subtracted")),
+        # sent back: keeps looking instead of finishing, until its turns run out
+        *[reply(tool_use(EDITOR, {"command": "view", "path": "calc.py"}))] * 40,
+    ]
+    with world(tmp_path, script) as w:
+        seed_issue(w)
+        cfg = RepoConfig.from_text(fast_validation_yaml("budget:\n  max_turns: 4\n"))
+        result = fix_issue(job(), w.env(cfg))
+        create = w.gh.calls_to("POST", rf"/repos/{REPO}/pulls")
+    assert result.status in (JobStatus.UNPROVEN, JobStatus.FAILED), result.error
+    assert result.status != JobStatus.SUCCESS
+    if create:
+        assert create[0].json["draft"] is True
 
 
 def test_a_failure_of_the_tests_own_making_on_base_is_no_proof(tmp_path: Path) -> None:
@@ -113,7 +142,7 @@ def test_lines_a_test_prints_make_no_row_and_the_base_run_looks_like_the_head(
     with world(tmp_path, script) as w:
         seed_issue(w)
         result = fix_issue(job(), w.env())
-        assert result.status == JobStatus.SUCCESS, result.error
+        assert result.status == JobStatus.UNPROVEN, result.error
         body = pr_body(w)
     section = body[body.index("## Proof of the fix") :]
     assert "evil.example" not in section and "test_add_big" not in section

@@ -61,11 +61,15 @@ class JobStatus(StrEnum):
     NEEDS_INFO = "needs_info"
     UNVERIFIED = "unverified"
     """A change was made but its tests could not run: a draft pull request, never a green."""
+    UNPROVEN = "unproven"
+    """The gate passed but the runner could not show the change's tests fail on the base (or
+    the agent, sent back for it, did not finish): a draft pull request, never a green."""
 
     @property
     def exit_code(self) -> int:
         """The exit code GitHub Actions reads for this outcome."""
-        return {"success": 0, "failed": 1, "neutral": 78, "needs_info": 0, "unverified": 0}[
+        return {"success": 0, "failed": 1, "neutral": 78, "needs_info": 0, "unverified": 0,
+                "unproven": 0}[
             self.value
         ]
 

@@ -50,7 +50,7 @@ from bot.workflows.steps.flow import Flow, Stop
 from bot.workflows.steps.limits import push_guard
 from bot.workflows.steps.plan_guard import PlanGuard, keep_to_plan
 from bot.workflows.steps.progress import Progress
-from bot.workflows.steps.proof import ALREADY_PASSES, Proof, prove, sent_back
+from bot.workflows.steps.proof import ALREADY_PASSES, UNPROVEN, Proof, prove, sent_back
 from bot.workflows.steps.pulls import publish_pull, request_review
 from bot.workflows.steps.validate import validate
 from bot.workflows.steps.workenv import file_tree
@@ -77,6 +77,7 @@ class _FixFlow(Flow):
         self.comments: list[Comment] = []
         self.title = self.branch = ""
         self.proof: Proof | None = None
+        self.unproven = ""  # why the change is not proven, once the proof has run
         # An approved plan (`/approve`): its budget, and the files the change may touch.
         self.planned = PlanGuard.of(job, self.cfg)
         if self.planned is not None:
@@ -103,7 +104,9 @@ class _FixFlow(Flow):
         judged = judge_changes(self.ws.path, self.base_sha)
         self.publish(issue)
         draft = self.cfg.pull_request.draft or bool(unverified) or bool(judged)
-        return self.open_pr(issue, draft=draft, unverified=unverified, judged=judged)
+        return self.open_pr(
+            issue, draft=draft, unverified=unverified, judged=judged, unproven=self.unproven
+        )
 
     # --- steps ----------------------------------------------------------------------------
 
@@ -225,6 +228,8 @@ class _FixFlow(Flow):
         self.proof = prove(self.ws, self.base_sha, self.workenv, clock=self.env.clock)
         report = self.result.validation
         assert report is not None
+        if self.proof.status in (ALREADY_PASSES, UNPROVEN):
+            self.unproven = "the change's tests were not shown to fail on the base commit"
         if self.proof.status != ALREADY_PASSES or self.conversation is None:
             return report
         if not self.conversation.resumable or self.ran_out:
@@ -232,11 +237,14 @@ class _FixFlow(Flow):
         log.info("regression test passes on the base: sent back to the agent once")
         self.follow_up(sent_back(self.proof))
         if self.ran_out:
+            self.unproven = "the agent, sent back for a test that fails on the base, did not finish"
             return report
         report = self.validate()
         if not report.passed:
             raise Stop(self.validation_failed(issue, report))
         self.proof = prove(self.ws, self.base_sha, self.workenv, clock=self.env.clock)
+        if self.proof.status in (ALREADY_PASSES, UNPROVEN):
+            self.unproven = "the change's tests were not shown to fail on the base commit"
         return report
 
     def stopped_early(self, issue: Issue, report: ValidationReport) -> JobResult:
@@ -274,6 +282,7 @@ class _FixFlow(Flow):
         failed: str = "",
         unverified: str = "",
         judged: list[str] | None = None,
+        unproven: str = "",
     ) -> JobResult:
         """Open our PR, or update it when a re-run finds it; ask for the reviews it needs.
 
@@ -284,9 +293,17 @@ class _FixFlow(Flow):
         assert self.progress is not None
         flagged = concerns(self.outputs)
         self.result = self.result.model_copy(update={"security_concerns": flagged})
-        doubt = "; ".join(r for r in (unverified, judge_note(judged) if judged else "") if r)
+        unsure = "; ".join(r for r in (unverified, judge_note(judged) if judged else "") if r)
+        doubt = "; ".join(r for r in (unsure, unproven) if r)
+        # Unproven (the gate passed, the proof did not) is told apart from unverified.
         status = (
-            JobStatus.FAILED if failed else JobStatus.UNVERIFIED if doubt else JobStatus.SUCCESS
+            JobStatus.FAILED
+            if failed
+            else JobStatus.UNVERIFIED
+            if unsure
+            else JobStatus.UNPROVEN
+            if unproven
+            else JobStatus.SUCCESS
         )
         result = self.finished(status, error=failed or doubt)
         beyond = self.planned.beyond(self.ws, self.base_sha) if self.planned is not None else []

@@ -39,6 +39,7 @@ CONCLUSIONS = {
     JobStatus.NEUTRAL: "neutral",
     JobStatus.NEEDS_INFO: "neutral",
     JobStatus.UNVERIFIED: "neutral",  # never success: the change's tests could not run
+    JobStatus.UNPROVEN: "neutral",  # never success: the tests were not shown to catch the bug
 }
 
 MAX_SUMMARY = 65_000
