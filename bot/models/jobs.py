@@ -68,10 +68,14 @@ class JobStatus(StrEnum):
     @property
     def exit_code(self) -> int:
         """The exit code GitHub Actions reads for this outcome."""
-        return {"success": 0, "failed": 1, "neutral": 78, "needs_info": 0, "unverified": 0,
-                "unproven": 0}[
-            self.value
-        ]
+        return {
+            "success": 0,
+            "failed": 1,
+            "neutral": 78,
+            "needs_info": 0,
+            "unverified": 0,
+            "unproven": 0,
+        }[self.value]
 
 
 class JobResult(Model):
