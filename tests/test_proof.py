@@ -92,8 +92,7 @@ def test_an_agent_that_does_not_finish_after_its_send_back_is_no_success(
         cfg = RepoConfig.from_text(fast_validation_yaml("budget:\n  max_turns: 4\n"))
         result = fix_issue(job(), w.env(cfg))
         create = w.gh.calls_to("POST", rf"/repos/{REPO}/pulls")
-    assert result.status in (JobStatus.UNPROVEN, JobStatus.FAILED), result.error
-    assert result.status != JobStatus.SUCCESS
+    assert result.status in (JobStatus.UNPROVEN, JobStatus.FAILED), result.error  # no success
     if create:
         assert create[0].json["draft"] is True
 
