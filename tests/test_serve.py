@@ -210,7 +210,11 @@ def test_kill_9_loses_no_acknowledged_delivery_and_leases_lapse(
         assert {r.state for r in records if r.id.startswith("star")} == {JobState.IGNORED}
         runs = [line.split() for line in journal.read_text().splitlines()]
         ends = [r[1] for r in runs if r[0] == "end"]
-        assert sorted(ends) == sorted(f"fix-{n:03d}" for n in range(1, 41))  # each finished once
+        # Each finished; twice only a job whose worker was killed while it held the lease
+        # (between its handler's end and its `done`): the queue is at-least-once.
+        assert set(ends) == {f"fix-{n:03d}" for n in range(1, 41)}
+        again = {d for d in ends if ends.count(d) > 1}
+        assert again <= set(held) and all(ends.count(d) == 2 for d in again), (again, held)
         for d, was in held.items():
             now = by_id[d]
             assert now.attempts == 2, (d, now.attempts)  # claimed again, once
