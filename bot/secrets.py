@@ -1,16 +1,13 @@
 """The one secrets module: what a sandboxed command may inherit, the secrets we hold, redaction.
 
-- `agent_env(base)` is the environment the agent's bash and the repository's own commands
-  start from: an allowlist of names (PATH, HOME, LANG/LC_*, TERM, TZ, CI and the toolchain
-  variables a language profile needs), never a denylist; a value holding a registered secret
-  or a credential (a token, a URL with a password) is dropped even under an allowed name.
-- The registry (`register`, `values`) holds every secret value this process has: tokens as
-  minted, keys, and the values of the variables it was started with (`register_environment`).
-- `redact` is the one redactor of every writer (logs, git errors, stdout, GitHub), one MARK.
+- `agent_env(base)`: what sandboxed commands start from, an allowlist; secret values dropped.
+- The registry (`register`, `values`, `register_environment`): every secret value we hold.
+- `redact`: the one redactor of every writer (logs, git errors, stdout, GitHub), one MARK.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Callable, Mapping
@@ -285,11 +282,17 @@ def values() -> frozenset[str]:
 
 
 def redact(text: str, scan: Callable[[str], str] | None = None) -> str:
-    """`text` with each secret held (also encoded) and each credential shape replaced by MARK;
-    `scan` is the outbound scanner's redact (default: over this process's secrets)."""
-    from bot.outbound.scan import Scanner  # here: it loads detect-secrets and reads the registry
+    """`text` with held secrets (also encoded) and credential shapes as MARK; `scan` overrides."""
+    # Every git command and log line comes here: the scanner is cached per set of secrets.
+    return (scan or _scanner(values()))(_REGISTRY.redact(text))
 
-    return (scan or Scanner(values()).redact)(_REGISTRY.redact(text))
+
+@functools.lru_cache(maxsize=4)
+def _scanner(held: frozenset[str]) -> Callable[[str], str]:
+    """The scanner's redact over `held`, built once per set (building costs ten times a scan)."""
+    from bot.outbound.scan import Scanner  # here: it loads detect-secrets
+
+    return Scanner(held).redact
 
 
 def holds_secret(text: str) -> bool:
