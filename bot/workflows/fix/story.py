@@ -77,7 +77,6 @@ class _FixFlow(Flow):
         self.comments: list[Comment] = []
         self.title = self.branch = ""
         self.proof: Proof | None = None
-        self.unproven = ""  # why the change is not proven, once the proof has run
         # An approved plan (`/approve`): its budget, and the files the change may touch.
         self.planned = PlanGuard.of(job, self.cfg)
         if self.planned is not None:
@@ -105,7 +104,7 @@ class _FixFlow(Flow):
         self.publish(issue)
         draft = self.cfg.pull_request.draft or bool(unverified) or bool(judged)
         return self.open_pr(
-            issue, draft=draft, unverified=unverified, judged=judged, unproven=self.unproven
+            issue, draft=draft, unverified=unverified, judged=judged, unproven=self.unproven()
         )
 
     # --- steps ----------------------------------------------------------------------------
@@ -228,8 +227,6 @@ class _FixFlow(Flow):
         self.proof = prove(self.ws, self.base_sha, self.workenv, clock=self.env.clock)
         report = self.result.validation
         assert report is not None
-        if self.proof.status in (ALREADY_PASSES, UNPROVEN):
-            self.unproven = "the change's tests were not shown to fail on the base commit"
         if self.proof.status != ALREADY_PASSES or self.conversation is None:
             return report
         if not self.conversation.resumable or self.ran_out:
@@ -237,15 +234,21 @@ class _FixFlow(Flow):
         log.info("regression test passes on the base: sent back to the agent once")
         self.follow_up(sent_back(self.proof))
         if self.ran_out:
-            self.unproven = "the agent, sent back for a test that fails on the base, did not finish"
             return report
         report = self.validate()
         if not report.passed:
             raise Stop(self.validation_failed(issue, report))
         self.proof = prove(self.ws, self.base_sha, self.workenv, clock=self.env.clock)
-        if self.proof.status in (ALREADY_PASSES, UNPROVEN):
-            self.unproven = "the change's tests were not shown to fail on the base commit"
         return report
+
+    def unproven(self) -> str:
+        """Why the change is not proven (empty when it is, or when no proof ran)."""
+        if self.proof is None or self.proof.status not in (ALREADY_PASSES, UNPROVEN):
+            return ""
+        # Out of turns here means during the send-back: the agent ran the rest before it.
+        if self.ran_out:
+            return "the agent, sent back for a test that fails on the base, did not finish"
+        return "the change's tests were not shown to fail on the base commit"
 
     def stopped_early(self, issue: Issue, report: ValidationReport) -> JobResult:
         """The agent ran out of turns or budget with a change: propose it as a draft."""
@@ -296,15 +299,13 @@ class _FixFlow(Flow):
         unsure = "; ".join(r for r in (unverified, judge_note(judged) if judged else "") if r)
         doubt = "; ".join(r for r in (unsure, unproven) if r)
         # Unproven (the gate passed, the proof did not) is told apart from unverified.
-        status = (
-            JobStatus.FAILED
-            if failed
-            else JobStatus.UNVERIFIED
-            if unsure
-            else JobStatus.UNPROVEN
-            if unproven
-            else JobStatus.SUCCESS
-        )
+        status = JobStatus.SUCCESS
+        if failed:
+            status = JobStatus.FAILED
+        elif unsure:
+            status = JobStatus.UNVERIFIED
+        elif unproven:
+            status = JobStatus.UNPROVEN
         result = self.finished(status, error=failed or doubt)
         beyond = self.planned.beyond(self.ws, self.base_sha) if self.planned is not None else []
         pr, new = publish_pull(
