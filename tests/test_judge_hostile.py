@@ -117,17 +117,22 @@ def test_a_makefile_recipe_rewritten_to_pass_is_no_green(tmp_path: Path) -> None
     assert "echo" in (repo / "Makefile").read_text()  # the change is left as it was
 
 
+# A node:test project whose `npm test` is its judge; JS_BROKEN leaves its bug in.
+PKG = '{"name": "calc", "version": "0.0.0", "scripts": {"test": "node --test"}}\n'
+JS_FILES = {
+    "add.js": "exports.add = (a, b) => a + b;\n",
+    "test/add.test.js": "const test = require('node:test');\n"
+    "const assert = require('node:assert');\nconst { add } = require('../add.js');\n"
+    "test('adds', () => { assert.strictEqual(add(2, 3), 5); });\n",
+    "package.json": PKG,
+}
+JS_BROKEN = "exports.add = (a, b) => a - b;\n"
+
+
 def test_a_package_json_script_rewritten_to_pass_is_no_green(tmp_path: Path) -> None:
-    pkg = '{"name": "calc", "version": "0.0.0", "scripts": {"test": "node --test"}}\n'
-    js_test = (
-        "const test = require('node:test');\nconst assert = require('node:assert');\n"
-        "const { add } = require('../add.js');\n"
-        "test('adds', () => { assert.strictEqual(add(2, 3), 5); });\n"
-    )
-    files = {"add.js": "exports.add = (a, b) => a + b;\n", "test/add.test.js": js_test}
-    repo, base = repo_with(tmp_path, {**files, "package.json": pkg})
-    (repo / "add.js").write_text("exports.add = (a, b) => a - b;\n")
-    (repo / "package.json").write_text(pkg.replace("node --test", "echo '# pass 1'"))
+    repo, base = repo_with(tmp_path, JS_FILES)
+    (repo / "add.js").write_text(JS_BROKEN)
+    (repo / "package.json").write_text(PKG.replace("node --test", "echo '# pass 1'"))
     report = validate(repo, base, "npm test", tmp_path / "data")
     assert not report.passed and test_gate(report) == "failed"
     assert any("`package.json`" in w for w in report.warnings), report.warnings

@@ -14,7 +14,17 @@ from pathlib import Path
 import pytest
 
 from bot.judge_files import changed_judge
-from tests.test_judge_hostile import CALC, PLUGIN, PYTEST, TEST, repo_with, test_gate, validate
+from tests.test_judge_hostile import (
+    CALC,
+    JS_BROKEN,
+    JS_FILES,
+    PLUGIN,
+    PYTEST,
+    TEST,
+    repo_with,
+    test_gate,
+    validate,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -74,15 +84,8 @@ def test_a_makefile_include_file_rewritten_to_pass_is_no_green(tmp_path: Path) -
 
 
 def test_an_npmrc_preloading_a_script_is_no_green(tmp_path: Path) -> None:
-    pkg = '{"name": "calc", "version": "0.0.0", "scripts": {"test": "node --test"}}\n'
-    js_test = (
-        "const test = require('node:test');\nconst assert = require('node:assert');\n"
-        "const { add } = require('../add.js');\n"
-        "test('adds', () => { assert.strictEqual(add(2, 3), 5); });\n"
-    )
-    files = {"add.js": "exports.add = (a, b) => a + b;\n", "test/add.test.js": js_test}
-    repo, base = repo_with(tmp_path, {**files, "package.json": pkg})
-    (repo / "add.js").write_text("exports.add = (a, b) => a - b;\n")
+    repo, base = repo_with(tmp_path, JS_FILES)
+    (repo / "add.js").write_text(JS_BROKEN)
     # Preloaded into every node process npm starts: the run prints a pass and exits 0.
     (repo / "evil.js").write_text("console.log('# pass 1\\n# fail 0'); process.exit(0);\n")
     (repo / ".npmrc").write_text(f"node-options=--require {repo / 'evil.js'}\n")
