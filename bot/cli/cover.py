@@ -12,13 +12,12 @@ from bot.cli.app import app
 from bot.cli.options import CheckoutDryRunOption, CheckoutOption, GitHubRepoOption, JsonOption
 from bot.models import Job, JobKind
 
+Targets = Annotated[list[str] | None, typer.Argument(help="Only these files or methods.")]
+
 
 @app.command()
 def cover(
-    targets: Annotated[
-        list[str] | None,
-        typer.Argument(help="Only these files or methods."),
-    ] = None,
+    targets: Targets = None,
     repo_dir: CheckoutOption = Path(),
     base: Annotated[
         str | None, typer.Option(help="Compare with this branch (default: the default branch).")

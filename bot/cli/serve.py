@@ -4,6 +4,8 @@ The commands only parse options; `run_server` and `run_workers` do the work with
 map (production: `bot.workflows.handlers.HANDLERS`), the seam tests use for their own.
 """
 
+# Over 300 lines: the App's process life (receiver, workers, signals, shutdown) kept in one place.
+
 from __future__ import annotations
 
 import contextlib

@@ -22,15 +22,15 @@ from bot.config.sections import (
     PullRequestConfig,
     RoleConfig,
     SandboxConfig,
+    Section,
     ValidationConfig,
-    _Section,
 )
 from bot.errors import ConfigError
 
 REPO_CONFIG_PATH = ".github/agentbot.yml"
 
 
-class RepoConfig(_Section):
+class RepoConfig(Section):
     """A repository's `.github/agentbot.yml`; every key optional, unknown keys are errors."""
 
     labels: Labels = Field(default_factory=Labels)

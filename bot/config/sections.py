@@ -18,11 +18,13 @@ PERMISSION_RANK: dict[str, int] = {
 }
 
 
-class _Section(BaseModel):
+class Section(BaseModel):
+    """A config section: unknown keys are errors, so a typo is named, not ignored."""
+
     model_config = ConfigDict(extra="forbid")
 
 
-class Labels(_Section):
+class Labels(Section):
     """Label names the bot reacts to and sets."""
 
     fix: str = "agent-fix"
@@ -45,7 +47,7 @@ COMMAND_SIGILS = ("/", "@")
 """How every comment command starts, so a comment without one is dismissed unread."""
 
 
-class Commands(_Section):
+class Commands(Section):
     """Comment commands (a comment whose body starts with one triggers the job).
 
     Each starts with `/` or `@` (`/fix`, `@agentbot fix`): prose never starts a job, and a
@@ -66,14 +68,14 @@ class Commands(_Section):
         return value
 
 
-class RoleConfig(_Section):
+class RoleConfig(Section):
     """Per-role overrides."""
 
     model: str | None = None
     max_turns: int | None = Field(default=None, gt=0)
 
 
-class Budget(_Section):
+class Budget(Section):
     """Spending limits; a job stops when one runs out."""
 
     max_usd_per_job: float = Field(default=3.0, gt=0)
@@ -86,7 +88,7 @@ class Budget(_Section):
     """This repository's spend per UTC calendar month (App only)."""
 
 
-class ValidationConfig(_Section):
+class ValidationConfig(Section):
     """Stage commands; an absent stage uses the language default, null skips it."""
 
     setup: str | None = "default"
@@ -98,7 +100,7 @@ class ValidationConfig(_Section):
     fix_rounds: int = Field(default=3, ge=0)
 
 
-class Limits(_Section):
+class Limits(Section):
     """What a change may touch, judged on the commits to be pushed (bot.outbound.limits)."""
 
     max_changed_lines: int = Field(default=200, gt=0)
@@ -113,7 +115,7 @@ class Limits(_Section):
     allow_test_deletion: bool = False
 
 
-class PullRequestConfig(_Section):
+class PullRequestConfig(Section):
     """How pull requests are opened."""
 
     draft: bool = False
@@ -122,7 +124,7 @@ class PullRequestConfig(_Section):
     branch_prefix: str = "agentbot/"
 
 
-class FollowUpConfig(_Section):
+class FollowUpConfig(Section):
     """Follow-ups on agentbot's own pull requests (reviews, failed CI)."""
 
     reviews: bool = True
@@ -131,7 +133,7 @@ class FollowUpConfig(_Section):
     """Fix commits per pull request for failed CI before agentbot stops and says so."""
 
 
-class PlanConfig(_Section):
+class PlanConfig(Section):
     """Plan first, then approve (docs/plan.md)."""
 
     required: bool = False
@@ -143,7 +145,7 @@ class PlanConfig(_Section):
     """The approved job's budget is the plan's estimate times this, within `budget`."""
 
 
-class Execution(_Section):
+class Execution(Section):
     """Where jobs run and how many tasks run at once."""
 
     mode: Literal["local", "actions"] = "local"
@@ -151,7 +153,7 @@ class Execution(_Section):
     max_parallel_tasks: int = Field(default=4, gt=0)
 
 
-class SandboxConfig(_Section):
+class SandboxConfig(Section):
     """What sandboxed commands may reach (DESIGN §13)."""
 
     network: Literal["none", "setup", "all"] = "setup"

@@ -1,5 +1,7 @@
 """The Workspace: one checkout (clone or worktree) driven through the git CLI."""
 
+# Over 300 lines: the one git facade workflows hold; the git work is in its siblings.
+
 from __future__ import annotations
 
 import shlex

@@ -1,93 +1,50 @@
-"""What both queue backends share: delivery checks, the public signatures and row mapping."""
+"""The queue's contract (`JobQueue`) and its backend-neutral half; a backend fills the hooks."""
 
 from __future__ import annotations
 
-import json
+import builtins
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from bot.models import JobResult
-from bot.queue import Delivery, JobRecord, JobState, QueuedJob, check_delivery_id
 from bot.queue.ledger import Ledger
-
-COLUMNS = (
-    "delivery_id, event_name, state, attempts, received_at, updated_at, started_at,"
-    " finished_at, next_attempt_at, worker_id, repo, number, kind, decision, error, result"
+from bot.queue.records import (
+    Delivery,
+    JobRecord,
+    JobState,
+    QueuedJob,
+    as_datetime,
+    check_delivery_id,
+    payload_bytes,
+    record,
+    result_json,
 )
-"""The job columns `_select` returns, in the order `record` reads them."""
 
 
-def payload_bytes(payload: bytes | Mapping[str, Any]) -> bytes:
-    """The stored form of a payload: raw bytes as given, a mapping as compact JSON."""
-    if isinstance(payload, bytes | bytearray | memoryview):
-        return bytes(payload)
-    return json.dumps(payload, separators=(",", ":")).encode()
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """How `complete` ends a job: its state, serialized result and decision."""
+
+    state: JobState
+    result: str | None
+    decision: str
 
 
-def result_json(result: JobResult | None) -> str | None:
-    """Serialize a result for storage."""
-    return result.model_dump_json() if result is not None else None
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """How `fail` ends an attempt: the error, and when to retry (None: bury the job)."""
 
-
-def stored_result(value: Any) -> JobResult | None:
-    """Read a stored result (JSON text, or a dict from jsonb); an unreadable one reads as None."""
-    if not value:
-        return None
-    try:
-        if isinstance(value, str | bytes):
-            return JobResult.model_validate_json(value)
-        return JobResult.model_validate(value)
-    except ValueError:
-        return None
-
-
-def as_datetime(value: Any) -> Any:
-    """A stored time as a datetime: SQLite keeps epoch seconds, PostgreSQL timestamptz."""
-    if isinstance(value, int | float):
-        return datetime.fromtimestamp(value, UTC)
-    return value
-
-
-def record(row: Sequence[Any]) -> JobRecord:
-    """A JobRecord from a row of `COLUMNS`."""
-    return JobRecord(
-        id=row[0],
-        delivery_id=row[0],
-        event_name=row[1],
-        state=JobState(row[2]),
-        attempts=row[3],
-        received_at=as_datetime(row[4]),
-        updated_at=as_datetime(row[5]),
-        started_at=as_datetime(row[6]),
-        finished_at=as_datetime(row[7]),
-        next_attempt_at=as_datetime(row[8]),
-        worker_id=row[9],
-        repo=row[10],
-        number=row[11],
-        kind=row[12],
-        decision=row[13],
-        error=row[14],
-        result=stored_result(row[15]),
-    )
-
-
-def claimed(row: Sequence[Any], body: Sequence[Any] | None, worker_id: str) -> QueuedJob:
-    """The QueuedJob for a claimed row (delivery_id, event_name, attempts, received_at)."""
-    return QueuedJob(
-        id=row[0],
-        delivery_id=row[0],
-        event_name=row[1],
-        payload=bytes(body[0]) if body else b"",
-        attempts=row[2],
-        state=JobState.RUNNING,
-        received_at=as_datetime(row[3]),
-        worker_id=worker_id,
-    )
+    error: str
+    retry_at: datetime | None
 
 
 class QueueBase(Ledger):
-    """The backend-neutral half of a JobQueue; a backend supplies the storage hooks."""
+    """What the receiver, the workers and the CLI need from a queue (tests/test_queue_contract).
+
+    The public methods are the contract; the `_` hooks below them are what a backend adds.
+    """
 
     max_attempts: int
 
@@ -99,7 +56,7 @@ class QueueBase(Ledger):
         *,
         repo: str = "",
     ) -> bool:
-        """Store a delivery durably; False if the delivery id is already stored."""
+        """Store a delivery durably (committed on return); False if the delivery id is known."""
         return self.enqueue_many([Delivery(delivery_id, event_name, payload, repo)])[0]
 
     def enqueue_many(self, deliveries: Sequence[Delivery]) -> list[bool]:
@@ -107,6 +64,14 @@ class QueueBase(Ledger):
         for d in deliveries:
             check_delivery_id(d.delivery_id)
         return self._store([(d, payload_bytes(d.payload)) for d in deliveries])
+
+    def claim(self, worker_id: str, lease_seconds: float) -> QueuedJob | None:
+        """Take the oldest due job (queued, retry due, or lease lapsed) for this worker."""
+        raise NotImplementedError
+
+    def heartbeat(self, job_id: str, worker_id: str, lease_seconds: float) -> bool:
+        """Extend the worker's lease; False if the job is no longer this worker's."""
+        raise NotImplementedError
 
     def complete(
         self,
@@ -117,9 +82,13 @@ class QueueBase(Ledger):
         worker_id: str | None = None,
         log: Sequence[str] = (),
     ) -> bool:
-        """`done` with the result, or `ignored` when there is none; `log` lines appended."""
+        """Finish a job: `done` with its result, or `ignored` when result is None.
+
+        With `worker_id`, only while that worker still holds the job (False otherwise).
+        Keys the job holds are released; `log` lines are appended to its log either way.
+        """
         state = JobState.DONE if result is not None else JobState.IGNORED
-        return self._complete(job_id, state, result_json(result), decision, worker_id, log)
+        return self._end(job_id, Completion(state, result_json(result), decision), worker_id, log)
 
     def fail(
         self,
@@ -130,20 +99,16 @@ class QueueBase(Ledger):
         worker_id: str | None = None,
         log: Sequence[str] = (),
     ) -> bool:
-        """Retry at `retry_at`, or bury the job when there is none or attempts ran out."""
-        return self._fail(job_id, error, retry_at, worker_id, log)
-
-    def append_log(self, job_id: str, line: str) -> None:
-        """Add one line to the job's log."""
-        self.append_logs(job_id, [line])
+        """Record a failure: retry at `retry_at`, or `dead` if None or out of attempts."""
+        return self._end(job_id, Failure(error, retry_at), worker_id, log)
 
     def cancel(self, job_id: str, reason: str) -> bool:
-        """Cancel a job no worker has claimed yet: it ends `ignored` (`cancelled: reason`) and
-        is never claimed; False when it is unknown, claimed already, or finished."""
+        """Cancel a job no worker has claimed: it ends `ignored` (`cancelled: reason`) and is
+        never claimed; False when it is unknown, claimed already, or finished."""
         return self._cancel(job_id, f"cancelled: {reason}")
 
     def queued(self, repo: str, event_name: str, limit: int = 100) -> list[QueuedJob]:
-        """Jobs of `repo` and `event_name` no worker has claimed yet, oldest first."""
+        """The never-claimed queued jobs of `repo` and `event_name`, oldest first."""
         return [
             QueuedJob(
                 id=r[0],
@@ -158,64 +123,77 @@ class QueueBase(Ledger):
             for r in self._queued(repo, event_name, limit)
         ]
 
+    def annotate(
+        self, job_id: str, *, repo: str = "", number: int | None = None, kind: str = ""
+    ) -> None:
+        """Record what routing found (repo, issue/PR, job kind) for the jobs page."""
+        raise NotImplementedError
+
+    def acquire_key(self, key: str, job_id: str) -> bool:
+        """Hold `key` (`owner/repo#N`) for this job unless another running job holds it."""
+        raise NotImplementedError
+
+    def release_key(self, key: str, job_id: str) -> None:
+        """Give `key` back (also done by complete and fail)."""
+        raise NotImplementedError
+
+    def append_log(self, job_id: str, line: str) -> None:
+        """Add one line to the job's log."""
+        self.append_logs(job_id, [line])
+
     def append_logs(self, job_id: str, lines: Sequence[str]) -> None:
         """Add lines to the job's log, in order, in one transaction."""
         raise NotImplementedError
 
+    def list(self, limit: int = 50, state: JobState | None = None) -> builtins.list[JobRecord]:
+        """The newest jobs first, without their logs."""
+        if state is None:
+            return [record(r) for r in self._select(None, None, limit)]
+        return [record(r) for r in self._select("state", JobState(state).value, limit)]
+
+    def get(self, job_id: str) -> JobRecord | None:
+        """One job with its log, or None."""
+        rows = self._select("delivery_id", job_id, 1)
+        if not rows:
+            return None
+        return record(rows[0]).model_copy(update={"log": self._log_lines(job_id)})
+
+    def counts(self) -> dict[JobState, int]:
+        """How many jobs are in each state (every state present)."""
+        raise NotImplementedError
+
+    def ping(self) -> None:
+        """Raise QueueError if the store is unreachable."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release connections."""
+        raise NotImplementedError
+
     # --- the storage hooks ------------------------------------------------------------------
 
-    def _store(self, rows: Sequence[tuple[Delivery, bytes]]) -> list[bool]:
+    def _store(self, rows: Sequence[tuple[Delivery, bytes]]) -> builtins.list[bool]:
         """Insert (delivery, payload) rows in one durable transaction; True where new."""
         raise NotImplementedError
 
-    def _complete(
-        self,
-        job_id: str,
-        state: JobState,
-        result: str | None,
-        decision: str,
-        worker_id: str | None,
-        log: Sequence[str],
+    def _end(
+        self, job_id: str, end: Completion | Failure, worker_id: str | None, log: Sequence[str]
     ) -> bool:
-        """Finish the job in `state` with its serialized result (see `complete`)."""
-        raise NotImplementedError
-
-    def _fail(
-        self,
-        job_id: str,
-        error: str,
-        retry_at: datetime | None,
-        worker_id: str | None,
-        log: Sequence[str],
-    ) -> bool:
-        """Record the failure (see `fail`)."""
+        """Append `log` and end the job as `end` says, if `worker_id` (when given) holds it."""
         raise NotImplementedError
 
     def _cancel(self, job_id: str, decision: str) -> bool:
         """End a never-claimed queued job as ignored with `decision` (see `cancel`)."""
         raise NotImplementedError
 
-    def _queued(self, repo: str, event_name: str, limit: int) -> list[Any]:
+    def _queued(self, repo: str, event_name: str, limit: int) -> builtins.list[Any]:
         """(delivery_id, payload, received_at) of never-claimed queued jobs, oldest first."""
         raise NotImplementedError
 
-    def _select(self, column: str | None, value: str | None, limit: int) -> list[Any]:
+    def _select(self, column: str | None, value: str | None, limit: int) -> builtins.list[Any]:
         """Rows of `COLUMNS`, newest first, where `column` equals `value` (all if None)."""
         raise NotImplementedError
 
-    def _log_lines(self, job_id: str) -> list[str]:
+    def _log_lines(self, job_id: str) -> builtins.list[str]:
         """The job's log lines, oldest first."""
         raise NotImplementedError
-
-    def list(self, limit: int = 50, state: JobState | None = None) -> list[JobRecord]:
-        """The newest jobs first, without logs."""
-        if state is None:
-            return [record(r) for r in self._select(None, None, limit)]
-        return [record(r) for r in self._select("state", JobState(state).value, limit)]
-
-    def get(self, job_id: str) -> JobRecord | None:
-        """One job with its log lines."""
-        rows = self._select("delivery_id", job_id, 1)
-        if not rows:
-            return None
-        return record(rows[0]).model_copy(update={"log": self._log_lines(job_id)})

@@ -9,6 +9,8 @@ results, log lines) commits with `NORMAL`, which survives a killed process and m
 its last commits to a power cut, where a job is simply run again (at-least-once).
 """
 
+# Over 300 lines: one queue backend, its schema and locking beside the SQL they guard.
+
 from __future__ import annotations
 
 import os
@@ -16,15 +18,15 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from bot.clock import Clock, SystemClock
 from bot.errors import ConfigError, QueueError
 from bot.queue import DEFAULT_MAX_ATTEMPTS, Delivery, JobState, QueuedJob
-from bot.queue.base import COLUMNS, QueueBase, claimed
+from bot.queue.base import Completion, Failure, QueueBase
 from bot.queue.ledger import ledger_tables
+from bot.queue.records import COLUMNS, claimed
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -255,35 +257,25 @@ class SqliteQueue(QueueBase):
                 conn.execute("DELETE FROM running_keys WHERE job_id = ?", (job_id,))
         return row is not None
 
-    def _complete(
-        self,
-        job_id: str,
-        state: JobState,
-        result: str | None,
-        decision: str,
-        worker_id: str | None,
-        log: Sequence[str],
+    def _end(
+        self, job_id: str, end: Completion | Failure, worker_id: str | None, log: Sequence[str]
     ) -> bool:
-        sets = "state = :state, result = :result, decision = :decision, finished_at = :now"
-        args = {"state": state.value, "result": result, "decision": decision}
-        return self._finish(job_id, worker_id, sets, args, log)
-
-    def _fail(
-        self,
-        job_id: str,
-        error: str,
-        retry_at: datetime | None,
-        worker_id: str | None,
-        log: Sequence[str],
-    ) -> bool:
-        retry = retry_at.timestamp() if retry_at is not None else None
-        sets = (
-            "error = :error, next_attempt_at = CASE WHEN :retry IS NULL OR attempts >= :max"
-            " THEN NULL ELSE :retry END, state = CASE WHEN :retry IS NULL OR attempts >= :max"
-            " THEN 'dead' ELSE 'failed' END, finished_at = CASE WHEN :retry IS NULL"
-            " OR attempts >= :max THEN :now END"
-        )
-        args = {"error": error, "retry": retry, "max": self.max_attempts}
+        if isinstance(end, Completion):
+            sets = "state = :state, result = :result, decision = :decision, finished_at = :now"
+            args: dict[str, Any] = {
+                "state": end.state.value,
+                "result": end.result,
+                "decision": end.decision,
+            }
+        else:
+            sets = (
+                "error = :error, next_attempt_at = CASE WHEN :retry IS NULL OR attempts >= :max"
+                " THEN NULL ELSE :retry END, state = CASE WHEN :retry IS NULL OR attempts >= :max"
+                " THEN 'dead' ELSE 'failed' END, finished_at = CASE WHEN :retry IS NULL"
+                " OR attempts >= :max THEN :now END"
+            )
+            retry = end.retry_at.timestamp() if end.retry_at is not None else None
+            args = {"error": end.error, "retry": retry, "max": self.max_attempts}
         return self._finish(job_id, worker_id, sets, args, log)
 
     def _cancel(self, job_id: str, decision: str) -> bool:

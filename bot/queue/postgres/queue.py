@@ -1,11 +1,12 @@
 """The PostgreSQL queue on procrastinate (see the package docstring)."""
 
+# Over 300 lines: one backend of the queue contract; its SQL and transitions already live beside it.
+
 from __future__ import annotations
 
 import json
 import threading
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -15,9 +16,10 @@ from psycopg_pool import ConnectionPool
 
 from bot.errors import ConfigError, QueueError
 from bot.queue import DEFAULT_MAX_ATTEMPTS, Delivery, JobState, QueuedJob
-from bot.queue.base import COLUMNS, QueueBase, claimed
+from bot.queue.base import Completion, Failure, QueueBase
 from bot.queue.postgres.sql import ACQUIRE, DEFER, QUEUE_NAME, SCHEMA_NAME, TASK_NAME, setup
 from bot.queue.postgres.transitions import complete, fail, recover_stalled
+from bot.queue.records import COLUMNS, claimed
 from bot.secrets import url_password, without_password
 
 
@@ -195,44 +197,22 @@ class PostgresQueue(QueueBase):
                 return None
         return ref[0], attempts, status
 
-    def _complete(
-        self,
-        job_id: str,
-        state: JobState,
-        result: str | None,
-        decision: str,
-        worker_id: str | None,
-        log: Sequence[str],
+    def _end(
+        self, job_id: str, end: Completion | Failure, worker_id: str | None, log: Sequence[str]
     ) -> bool:
+        """Finish the job, or retry it through procrastinate at `retry_at`, or bury it."""
         try:
             with self._pool.connection() as conn, conn.transaction():
                 self._insert_logs(conn, job_id, log)
                 owned = self._owned(conn, job_id, worker_id)
                 if owned is None:
                     return False
-                complete(conn, job_id, owned, state.value, result, decision)
+                if isinstance(end, Completion):
+                    complete(conn, job_id, owned, end.state.value, end.result, end.decision)
+                else:
+                    fail(conn, job_id, owned, end.error, end.retry_at, self.max_attempts)
         except psycopg.Error as exc:
-            raise QueueError(f"PostgreSQL queue: cannot complete {job_id}: {exc}") from exc
-        return True
-
-    def _fail(
-        self,
-        job_id: str,
-        error: str,
-        retry_at: datetime | None,
-        worker_id: str | None,
-        log: Sequence[str],
-    ) -> bool:
-        """Retry through procrastinate at `retry_at`, or bury the job."""
-        try:
-            with self._pool.connection() as conn, conn.transaction():
-                self._insert_logs(conn, job_id, log)
-                owned = self._owned(conn, job_id, worker_id)
-                if owned is None:
-                    return False
-                fail(conn, job_id, owned, error, retry_at, self.max_attempts)
-        except psycopg.Error as exc:
-            raise QueueError(f"PostgreSQL queue: cannot fail {job_id}: {exc}") from exc
+            raise QueueError(f"PostgreSQL queue: cannot end {job_id}: {exc}") from exc
         return True
 
     def _cancel(self, job_id: str, decision: str) -> bool:

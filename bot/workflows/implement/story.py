@@ -14,7 +14,7 @@ from bot.workflows.implement.tasks import TRIES, TaskOutcome, TaskWork
 from bot.workflows.implement.tasks_file import design_docs, find_tasks
 from bot.workflows.implement.tasks_file import selection as tasks_selection
 from bot.workflows.steps.agents import concerns, open_session
-from bot.workflows.steps.flow import Refused
+from bot.workflows.steps.flow import refusable
 from bot.workflows.steps.limits import push_guard
 from bot.workflows.steps.progress import TaskBoard, label_failure
 from bot.workflows.steps.pulls import open_pull, publish_pull, same_repo_pull
@@ -221,14 +221,4 @@ class ImplementRun(TaskWork):
 def implement(job: Job, env: JobEnv) -> JobResult:
     """Job handler: run the Implementer; a refusal becomes a comment, errors a failed result."""
     run = ImplementRun(job, env)
-    try:
-        return run.run()
-    except Refused as exc:
-        if job.number is not None:
-            env.github.create_comment(job.repo, job.number, f"agentbot: {exc}")
-        return run.neutral(str(exc))
-    except AgentbotError as exc:
-        return run.stopped(str(exc))
-    except Exception as exc:
-        env.log.exception("implement crashed")
-        return run.stopped(f"internal error: {type(exc).__name__}: {exc}")
+    return refusable(job, env, run.run, run.neutral, run.stopped)

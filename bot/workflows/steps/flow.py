@@ -213,3 +213,25 @@ class Flow:
             # A bug of ours must still end the job visibly (comment, label), not at "running".
             log.exception("%s crashed", self.job.kind.value)
             return self.fail(f"internal error: {type(exc).__name__}: {exc}")
+
+
+def refusable(
+    job: Job,
+    env: JobEnv,
+    story: Callable[[], JobResult],
+    neutral: Callable[[str], JobResult],
+    stopped: Callable[[str], JobResult],
+) -> JobResult:
+    """A command's story: a refusal is one comment and a neutral end; an error ends it stopped."""
+    try:
+        return story()
+    except Refused as exc:
+        if job.number is not None:
+            env.github.create_comment(job.repo, job.number, f"agentbot: {exc}")
+        return neutral(str(exc))
+    except AgentbotError as exc:
+        return stopped(str(exc))
+    except Exception as exc:
+        # A bug of ours must still end the job visibly, not at "running".
+        env.log.exception("%s crashed", job.kind.value)
+        return stopped(f"internal error: {type(exc).__name__}: {exc}")

@@ -9,6 +9,8 @@ only while green and the tests unchanged; reverted otherwise) → state saved. E
 branch's trailers let the next run go on from there.
 """
 
+# Over 300 lines: one cycle's RED, GREEN and REFACTOR phases share their state and read as one loop.
+
 from __future__ import annotations
 
 from collections.abc import Callable
