@@ -107,11 +107,6 @@ def strip_invisible(text: str) -> str:
     return "".join(ch for ch in text if _visible(ch))
 
 
-def redact_secrets(text: str) -> str:
-    """Replace credentials (and the job's own secrets) with the marker (bot.secrets.redact)."""
-    return redact(text)
-
-
 @functools.cache
 def _markdown() -> MarkdownIt:
     from markdown_it import MarkdownIt
@@ -176,7 +171,7 @@ def sanitize(text: str) -> str:
     text = _LINK_TITLE.sub(r"\1)", text)
     text = _HIDDEN_ATTRIBUTE.sub("", text)
     text = _DISCLOSURE_TAG.sub("", text)
-    return redact_secrets(_restore(text, code))
+    return redact(_restore(text, code))
 
 
 def _clean_label(label: str) -> str:

@@ -191,4 +191,4 @@ def test_one_redactor_with_one_marker_serves_every_writer() -> None:
     assert secret not in shown and encoded not in shown and "pw1234" not in shown, shown
     assert shown.count(secrets.MARK) == 3 and "***" not in shown, shown
     assert getattr(text, "redact", secrets.redact) is secrets.redact  # no second redactor
-    assert untrusted.redact_secrets(f"x {secret}") == f"x {secrets.MARK}"
+    assert not hasattr(untrusted, "redact_secrets")
