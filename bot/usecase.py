@@ -244,7 +244,7 @@ class UseCase:
         # review, answered): then no check run, no write, no model request.
         idle = getattr(handler, "nothing_to_do", None)
         try:
-            reason = answered(job, env.github, env.bot_login)
+            reason = answered(job, env.github, env.bot_login, plan.config.labels.failed)
             reason = reason or (idle(job, env) if idle is not None else None)
             if reason:
                 log.info("nothing to do: %s", reason)

@@ -132,7 +132,7 @@ def run(
             assignee=login,
         )
         try:
-            outcome = door.handle(Delivery(event_name, payload))
+            outcome = door.handle(Delivery(event_name, payload, _run_delivery()))
         except ConfigError as exc:
             raise usage_error(str(exc)) from exc
         if isinstance(outcome, Ignore):
@@ -245,6 +245,16 @@ def _stop_workflow_commands() -> str:
     token = secrets.token_hex(16)
     typer.echo(f"::stop-commands::{token}")
     return token
+
+
+def _run_delivery() -> str:
+    """This workflow run's attempt as a delivery id (`run-<id>.<attempt>`), "" outside Actions.
+
+    A re-run is the same event again (bot.workflows.steps.answered)."""
+    run_id, attempt = os.environ.get("GITHUB_RUN_ID", ""), os.environ.get("GITHUB_RUN_ATTEMPT", "1")
+    if os.environ.get("GITHUB_ACTIONS") != "true" or not run_id.isdigit():
+        return ""
+    return f"run-{run_id}.{attempt if attempt.isdigit() else '1'}"
 
 
 def _run_url(server_url: str) -> str:

@@ -1,11 +1,16 @@
-"""A command comment is carried out once, whatever delivers it again.
+"""A request is carried out once, whatever delivers it again.
 
-Every comment a command's job writes on its issue or pull request carries the command
-comment's id in a hidden marker (a rewritten comment keeps the ids it had), so a redelivery,
-or a re-run of the Action with a fresh data folder, finds from reads alone that the comment
-was answered: no model request, no write. Only the bot's own comments count (anyone can type
-the marker). The marker names the delivery too: the App's queue retrying the same delivery
-(its worker died mid-job) runs it again.
+A request is a command comment, or an event on an issue or pull request (a label, an
+assignment, a review). Every comment its job writes on that thread carries the request's key
+in a hidden marker (a rewritten comment keeps the keys it had), so a redelivery, or a re-run
+of the Action with a fresh data folder, finds from reads alone that it was answered: no
+model request, no write. Only the bot's own comments count (anyone can type the marker).
+
+The marker names the delivery too: the App's queue retrying the same delivery (its worker
+died mid-job) runs it again. In the Action a delivery is one attempt of a workflow run
+(`run-<id>.<attempt>`): "Re-run jobs" is the same event again. An event job whose thread
+carries the failure label is not answered, though: re-running a failed or budget-stopped
+run tries again (TDD resumes), which is what that button is for.
 """
 
 from __future__ import annotations
@@ -19,35 +24,59 @@ from bot.models.jobs import Job
 from bot.ports.github import GitHubPort, GitHubProxy
 
 _MARK = "<!-- agentbot:answers {}@{} -->"
-_MARKS = re.compile(r"\n?<!-- agentbot:answers (\d{1,20}\.[0-9a-f]{12})@([A-Za-z0-9-]{0,72}) -->")
-_NOT_ID = re.compile(r"[^A-Za-z0-9-]")
+_MARKS = re.compile(
+    r"\n?<!-- agentbot:answers (\d{1,20}\.[0-9a-f]{12}|e\.[0-9a-f]{12})@([A-Za-z0-9.-]{0,72}) -->"
+)
+_NOT_ID = re.compile(r"[^A-Za-z0-9.-]")
 
 
 def command_comment(job: Job) -> str | None:
-    """`<comment id>.<digest of what it asked>` for a job a comment asked for, else None (an
-    edited comment asking something else is a new request)."""
+    """The key of the request `job` carries out: `<comment id>.<digest of what it asked>` for a
+    command (an edited comment asking something else is a new request), `e.<digest>` for an
+    event on an issue or pull request that came with a delivery id; else None."""
     found = job.params.get("comment_id")
-    if not isinstance(found, int) or isinstance(found, bool) or job.number is None:
+    if job.number is None:
         return None
     asked = json.dumps([job.kind.value, job.params], sort_keys=True, default=str)
-    return f"{found}.{hashlib.sha256(asked.encode()).hexdigest()[:12]}"
+    if isinstance(found, int) and not isinstance(found, bool):
+        return f"{found}.{_digest(asked)}"
+    if found is None and job.delivery_id:
+        return f"e.{_digest(asked + _event(job.delivery_id))}"
+    return None
 
 
-def answered(job: Job, github: GitHubPort, bot_login: str = "") -> str | None:
-    """Why `job` has nothing to do (its comment was answered before), or None."""
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _event(delivery_id: str) -> str:
+    """The event a delivery carries: every attempt of one workflow run carries the same."""
+    return delivery_id.rsplit(".", 1)[0] if delivery_id.startswith("run-") else delivery_id
+
+
+def answered(
+    job: Job, github: GitHubPort, bot_login: str = "", failed_label: str = "agent-failed"
+) -> str | None:
+    """Why `job` has nothing to do (its request was answered before), or None."""
 
     # The bot's own comments: a GitHub App's login ends in [bot], a PAT's is `bot_login`.
     def mine(user: str) -> bool:
         return user.endswith("[bot]") or bool(bot_login and user == bot_login)
 
-    comment = command_comment(job)
-    if comment is None or job.number is None:
+    key = command_comment(job)
+    if key is None or job.number is None:
         return None
     ours = _delivery(job.delivery_id)
     for c in github.list_issue_comments(job.repo, job.number):
         marks = _MARKS.findall(c.body) if mine(c.user) else []
-        if any(i == comment and (not ours or by != ours) for i, by in marks):
-            return f"comment {comment.split('.')[0]} on #{job.number} was answered before"
+        if any(i == key and (not ours or by != ours) for i, by in marks):
+            if (
+                key.startswith("e.")
+                and failed_label in github.get_issue(job.repo, job.number).labels
+            ):
+                return None  # its run failed or stopped: this one tries again
+            what = "the event" if key.startswith("e.") else f"comment {key.split('.')[0]}"
+            return f"{what} on #{job.number} was answered before"
     return None
 
 
