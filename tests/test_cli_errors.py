@@ -161,3 +161,12 @@ def test_the_data_dir_and_queue_are_private_to_their_owner(tmp_path: Path) -> No
     data = tmp_path / "data"
     assert stat.S_IMODE(data.stat().st_mode) == 0o700
     assert stat.S_IMODE((data / "agentbot.db").stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize("command", [("serve",), ("worker",)])
+def test_a_bad_job_timeout_stops_the_app_at_start(tmp_path: Path, command: tuple[str, ...]) -> None:
+    proc = run(tmp_path, *command, AGENTBOT_JOB_TIMEOUT="an hour")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("error: AGENTBOT_JOB_TIMEOUT must be a number of seconds")
+    assert "Traceback" not in proc.stderr and len(proc.stderr.splitlines()) == 1
+    assert not (tmp_path / "data").exists()  # no worker, queue or secret before it can run

@@ -25,6 +25,7 @@ from pydantic import SecretStr
 
 from bot.cli.app import app
 from bot.config import Settings, load_settings
+from bot.deadline import job_timeout
 from bot.errors import ConfigError
 from bot.logs import setup_logging
 from bot.secrets import safe_url
@@ -215,6 +216,7 @@ def serve(
     """Receive GitHub App webhooks (POST /webhook) and run their jobs on the queue."""
     from webhooks.server import ServerLimits
 
+    job_timeout()  # a bad value stops the App here, not each of its jobs
     _check_listen(host, port)
     run_server(
         host=host,
@@ -325,6 +327,7 @@ def worker(
     ),
 ) -> None:
     """Run workers only, on the configured queue (scale out: many on one PostgreSQL queue)."""
+    job_timeout()  # a bad value stops the workers here, not each of their jobs
     run_workers(concurrency=concurrency, lease_seconds=lease_seconds, poll_seconds=poll_seconds)
 
 
