@@ -19,7 +19,9 @@ from typing import Any
 from bot.errors import AgentbotError, ConfigError
 from bot.llm.port import LLM, Reply
 from bot.models import Job, JobResult, JobStatus
+from bot.models.github import Comment
 from bot.ports import JobEnv
+from bot.ports.github import GitHubPort, GitHubProxy
 
 log = logging.getLogger("agentbot.job")
 
@@ -106,7 +108,8 @@ def run_with_deadline(
     """`run(env)` under a deadline; past it, the job is failed with reason "deadline"."""
     sandbox = env.sandbox
     with Deadline(seconds, sandbox.close if sandbox is not None else lambda: None) as deadline:
-        env = replace(env, llm_factory=deadline.models(env.llm_factory))
+        told = _Telling(env.github, job, deadline)
+        env = replace(env, llm_factory=deadline.models(env.llm_factory), github=told)
         try:
             result = run(env)
         except Exception:
@@ -115,16 +118,43 @@ def run_with_deadline(
             result = JobResult(job=job, status=JobStatus.FAILED)
     if not deadline.passed.is_set():
         return result
-    _tell(job, env, deadline)
+    _tell(job, env, deadline, comment=not told.said)
     return result.model_copy(update={"status": JobStatus.FAILED, "error": REASON})
 
 
-def _tell(job: Job, env: JobEnv, deadline: Deadline) -> None:
-    """The failure label and one comment naming the deadline and its setting."""
+class _Telling(GitHubProxy):
+    """`inner`, noting whether the job itself said on its thread that the deadline passed."""
+
+    def __init__(self, inner: GitHubPort, job: Job, deadline: Deadline) -> None:
+        super().__init__(inner)
+        self.thread, self.deadline, self.said = (job.repo, job.number), deadline, False
+
+    def create_comment(self, repo: str, number: int, body: str) -> Comment:
+        """Forwarded, noted."""
+        self._note(repo, number, body)
+        return self.inner.create_comment(repo, number, body)
+
+    def update_comment(self, repo: str, comment_id: int, body: str) -> Comment:
+        """Forwarded, noted (an edit is on the job's own comment)."""
+        self._note(repo, self.thread[1], body)
+        return self.inner.update_comment(repo, comment_id, body)
+
+    def _note(self, repo: str, number: int | None, body: str) -> None:
+        # Only a text naming the setting counts: a command the deadline killed may make the
+        # job report some other failure, which would leave people guessing.
+        if self.deadline.passed.is_set() and (repo, number) == self.thread and SETTING in body:
+            self.said = True
+
+
+def _tell(job: Job, env: JobEnv, deadline: Deadline, *, comment: bool) -> None:
+    """The failure label, and one comment naming the deadline and its setting unless the
+    job's own failure text on its thread already did."""
     if job.number is None:
         return
     try:
         env.github.add_labels(job.repo, job.number, [env.config.labels.failed])
+        if not comment:
+            return
         env.github.create_comment(
             job.repo,
             job.number,

@@ -11,7 +11,7 @@ import pytest
 
 from bot.config import RepoConfig
 from bot.deadline import SETTING, job_timeout
-from bot.errors import ConfigError
+from bot.errors import AgentbotError, ConfigError
 from bot.events import Delivery
 from bot.models import Job, JobKind, JobResult, JobStatus
 from bot.ports import GitHubPort, Handler, JobEnv
@@ -100,6 +100,28 @@ def test_the_agent_loop_stops_at_its_next_turn(gh: FakeGitHub, tmp_path: Path) -
     assert (result.status, result.error) == (JobStatus.FAILED, "deadline")
     asked = llm.requests
     assert asked >= 1 and len(gh.comments_on(REPO, 1)) == 1
+
+
+def test_a_workflow_that_says_why_itself_gets_no_second_comment(
+    gh: FakeGitHub, tmp_path: Path
+) -> None:
+    def handler(job: Job, env: JobEnv) -> JobResult:
+        model = env.llm_factory("endless")
+        try:
+            while True:
+                model.complete(system="", messages=[], tools=[])
+                subprocess.run(["sleep", "0.05"], check=True)
+        except AgentbotError as exc:  # as the workflows do: their failure comment says why
+            assert job.number is not None
+            env.github.create_comment(job.repo, job.number, f"agentbot failed: {exc}")
+            return JobResult(job=job, status=JobStatus.FAILED, error=str(exc))
+
+    result = door(gh, tmp_path, handler, EndlessModel()).handle(Delivery(*labeled(1, "wendy")))
+
+    assert isinstance(result, JobResult) and result.error == "deadline"
+    (comment,) = gh.comments_on(REPO, 1)
+    assert SETTING in comment.body and comment.body.startswith("agentbot failed:")
+    assert "agent-failed" in gh.issue(REPO, 1).labels
 
 
 @pytest.mark.parametrize("raw", ["soon", "0", "-5", "nan", "1e30"])
