@@ -85,8 +85,10 @@ def earlier_usage(body: str | None) -> tuple[float, int]:
     return (float(found[-1][0]), int(found[-1][1])) if found else (0.0, 0)
 
 
-def pr_body(state: TddState, *, issue: int | None, cost_usd: float, turns: int) -> str:
-    """The pull request's body."""
+def pr_body(
+    state: TddState, *, issue: int | None, cost_usd: float, turns: int, gate: str = ""
+) -> str:
+    """The pull request's body; `gate` is the last passing gate's table, when one ran."""
     done = len(state.cycles)
     parts = [
         f"TDD session for **{_short(state.title, 100)}**: {done} of"
@@ -97,6 +99,8 @@ def pr_body(state: TddState, *, issue: int | None, cost_usd: float, turns: int) 
     if state.stopped:
         parts.append(f"**Stopped:** {state.stopped}. A re-run continues with cycle {done + 1}.")
     parts += ["## Cycles", cycle_table(state), "## Requirements", coverage_list(state)]
+    if gate:
+        parts += ["## Validation of the last cycle", gate]
     if rejected := rejections(state):
         parts += ["## Rejected by the runner", rejected]
     parts.append(f"Cost ${cost_usd:.4f} · {turns} turns (every run of the session)")

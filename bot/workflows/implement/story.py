@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.errors import AgentbotError
 from bot.git import Workspace
-from bot.models import Job, JobResult, JobStatus
+from bot.models import Job, JobResult, JobStatus, ValidationReport
 from bot.models.github import PullRequest
 from bot.ports import JobEnv
 from bot.report import checklist_body, implement_pr_title, usage_line
@@ -161,11 +161,23 @@ class ImplementRun(TaskWork):
             self.board.finish(f"Stopped: {reason[:500]}")
         return result
 
+    def last_gate(self, ordered: list[TaskOutcome]) -> ValidationReport | None:
+        """The gate of the last task done, in file order."""
+        done = [o.task.id for o in ordered if o.status == "done" and o.task.id in self.reports]
+        return self.reports[done[-1]] if done else None
+
+    def tested(self, outcome: TaskOutcome) -> str:
+        """A done task's commit and its gate's test count (`abc123 · tests 4/4 passed`)."""
+        report = self.reports.get(outcome.task.id)
+        t = report.tests if report is not None else None
+        return outcome.sha[:12] + (f" · tests {t.passed_count}/{t.test_count} passed" if t else "")
+
     def finish(self, branch: str, plan: TaskPlan) -> JobResult:
         """Open or update the PR with the checklist; report every task; the board's last word."""
+        ordered = sorted(self.outcomes.values(), key=lambda o: o.task.line)
         items = [
-            {"id": o.task.id, "status": o.status, "detail": o.detail[:300] or o.sha[:12]}
-            for o in sorted(self.outcomes.values(), key=lambda o: o.task.line)
+            {"id": o.task.id, "status": o.status, "detail": o.detail[:300] or self.tested(o)}
+            for o in ordered
         ]
         failed = [o for o in self.outcomes.values() if o.status == "failed"]
         done = self.done()
@@ -180,6 +192,8 @@ class ImplementRun(TaskWork):
                 "summary": f"{len(done)} tasks done, {len(failed)} failed,"
                 f" {len(items) - len(done) - len(failed)} skipped",
                 "security_concerns": flagged,
+                # The last done task's gate is the branch's head as the gate saw it.
+                "validation": self.last_gate(ordered),
             }
         )
         error = "; ".join(

@@ -51,6 +51,8 @@ class TaskWork(Flow):
         super().__init__(job, env, "implementer")
         self.lock = threading.Lock()  # guards the budget and the job log across [P] threads
         self.outcomes: dict[str, TaskOutcome] = {}
+        self.reports: dict[str, ValidationReport] = {}
+        """Each task's passing gate, by task id: its test counts go into the report."""
         self.tasks_path = ""
         self.workenvs: dict[Path, WorkEnv] = {}
         self.reported = threading.Lock()  # one board write at a time from the [P] threads
@@ -187,6 +189,7 @@ class TaskWork(Flow):
             out = gate.command_result.output[-2000:] if gate and gate.command_result else ""
             return f"validation failed at {gate.gate_name if gate else 'test'}: {out}"
         self.keep_tasks_file(ws, task, start)  # a Fixer round may have ticked it
+        self.reports[task.id] = report
         return ""
 
     def keep_tasks_file(self, ws: Workspace, task: Task, start: str) -> None:

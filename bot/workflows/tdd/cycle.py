@@ -20,7 +20,7 @@ from bot.cost import BudgetTracker
 from bot.errors import AgentbotError, AgentError, LimitsExceeded
 from bot.git import Workspace
 from bot.git.changes import changed_paths
-from bot.models import AgentResult, AgentStatus, KataDescription, TDDPhase
+from bot.models import AgentResult, AgentStatus, KataDescription, TDDPhase, ValidationReport
 from bot.ports import JobEnv
 from bot.roles import Role, tdd_implementer, tdd_refactorer, tdd_supervisor, tdd_tester
 from bot.roles.tdd_brief import CycleBrief
@@ -68,6 +68,8 @@ class Engine:
     journal: Journal = field(init=False)
     floor: int = field(init=False, default=0)
     """Tests the cycle's RED run counted: fewer at GREEN or REFACTOR is no green."""
+    gate: ValidationReport | None = field(init=False, default=None)
+    """The last gate that passed: the branch's head as the report shows it."""
 
     def __post_init__(self) -> None:
         self.state = TddState(title=self.kata.title, requirements=self.kata.requirements)
@@ -271,6 +273,7 @@ class Engine:
             sandbox=self.env.sandbox,
         )
         if report.passed:
+            self.gate = report
             return Verdict(True, "green and the gate passed")
         gate = report.failing_gate
         name = gate.gate_name if gate else "validation"

@@ -14,7 +14,7 @@ from bot.errors import KataParseError
 from bot.guards import open_refusal
 from bot.models import Job, JobResult, JobStatus, KataDescription
 from bot.ports import JobEnv
-from bot.report import Step, StepState
+from bot.report import Step, StepState, validation_table
 from bot.tdd.kata import parse_kata
 from bot.tdd.skeleton import detect_language, is_empty, package_name, write_skeleton
 from bot.tdd.state import TddState
@@ -83,6 +83,7 @@ class TddFlow(Flow):
         )
         self.step(STEPS[1], "running")
         state = engine.run()
+        self.result = self.result.model_copy(update={"validation": engine.gate})
         return self.open_pr(kata, state)
 
     # --- steps ----------------------------------------------------------------------------
@@ -138,6 +139,7 @@ class TddFlow(Flow):
             issue=self.number,
             cost_usd=cost + self.budget.cost_usd,
             turns=turns + self.budget.turns,
+            gate=validation_table(self.result.validation) if self.result.validation else "",
         )
         stopped = state.stopped and not state.done
         pr, new = publish_pull(
