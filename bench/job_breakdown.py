@@ -7,9 +7,10 @@ world as `bench.fix_overhead`): each step of the story (read the issue, prepare 
 prepare the environment, the agent's fix, validation, the proof, publish, open the PR) is
 timed by wrapping the flow's own methods; the time to the first model request is seen from
 the fake model server. The first run is cold (no package cache); the medians are over the
-warm runs that follow, which share one data dir as an App worker's jobs do. Write pacing
-runs on a fake clock and is printed apart. Targets: whole job <= 8 s of work (plus <= 3 s
-pacing), first model request <= 3 s.
+warm runs that follow, which share one data dir as an App worker's jobs do. GitHub is held
+as in production (facts memoised, writes paced on the real clock); the seconds spent only
+waiting for pacing are printed apart and are part of the totals. Targets: whole job <= 8 s
+of work (plus <= 3 s pacing), first model request <= 3 s.
 """
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.fix_overhead import EDIT, repo_files
+from bot.clock import SystemClock
 from bot.config import RepoConfig
 from bot.models import Job, JobKind, JobStatus
+from bot.ports.facts import FactCache
 from bot.workflows.fix import story
 from tests.e2e import REPO, world
 from tests.fakes.anthropic import finish, reply, tool_use
@@ -72,7 +75,11 @@ def one_run(tmp: Path, data: Path, count: int) -> tuple[dict[str, float], float,
         w.gh.set_permission(REPO, "alice", "write")
         w.gh.add_issue(REPO, number=7, title="add() is wrong", labels=["agent-fix"])
         # Zero config: the repository's own stages, its own venv made by setup (cached).
-        env = dataclasses.replace(w.env(RepoConfig()), data_dir=data)
+        # GitHub as production holds it: facts memoised (FactCache, the default branch from
+        # the payload), writes paced on the real clock, so a wait that overlaps work is free.
+        client = w.gh.client(clock=SystemClock())
+        github = FactCache(client, default_branches={REPO: "main"})
+        env = dataclasses.replace(w.env(RepoConfig()), data_dir=data, github=github)
         first: list[float] = []
         done = threading.Event()
 
@@ -101,7 +108,7 @@ def one_run(tmp: Path, data: Path, count: int) -> tuple[dict[str, float], float,
             dict(spent),
             first[0] if first else float("nan"),
             len(w.gh.calls),
-            sum(w.clock.sleeps),
+            client.pacer.waited,
         )
 
 
@@ -122,8 +129,9 @@ def main() -> None:
         print(f"{name:<22}{cold[0].get(name, 0.0):>9.2f}{median:>15.2f}")
     first = statistics.median(r[1] for r in warm)
     print(f"first model request: cold {cold[1]:.2f}s, warm median {first:.2f}s (target <= 3 s)")
-    print(f"REST calls per job: {warm[0][2]}; write pacing (fake clock, not in the totals):"
-          f" {warm[0][3]:.0f}s (target <= 3 s)")  # fmt: skip
+    waited = statistics.median(r[3] for r in warm)
+    print(f"REST calls per job: {warm[0][2]} (+1 for the check run in the Action and the App)")
+    print(f"waiting only for write pacing: {waited:.2f}s median (in the totals; target <= 3 s)")
 
 
 if __name__ == "__main__":

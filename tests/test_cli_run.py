@@ -203,6 +203,7 @@ def test_a_fix_in_action_mode_asks_each_fact_once(tmp_path: Path) -> None:
         w.gh.add_issue(REPO, number=7, title="add() is wrong", labels=["agent-fix"], user="bob")
         checkout = clone_branch(w.remote, "main", tmp_path / "checkout")
         env = actions_env(tmp_path, w.gh.url, w.llm.base_url, "issues", labeled_payload())
+        env.update(GITHUB_RUN_ID="4242", GITHUB_RUN_ATTEMPT="1")  # as every runner sets them
         proc = subprocess.run(
             [AGENTBOT, "run"], cwd=checkout, env=env, capture_output=True, text=True, timeout=300
         )
