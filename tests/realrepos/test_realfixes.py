@@ -37,7 +37,7 @@ pytestmark = [
 ]
 
 FIXES = Path(__file__).parent / "fixes"
-TOOL = {"python": "git", "javascript": "npm", "typescript": "npm", "rust": "cargo"}
+TOOL = {"python": "git", "javascript": "npm", "typescript": "npm", "rust": "cargo", "go": "go"}
 
 
 # Cases the product does not yet get right, each with its diagnosis; strict, so a fix that
