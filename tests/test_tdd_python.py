@@ -298,3 +298,30 @@ def test_an_empty_repository_gets_a_skeleton_first(tmp_path: Path) -> None:
         ]
         assert list(replay(w.remote, tmp_path).values()) == [5, 0]  # no test yet (5), then green
         assert t.calls(1) == 6
+
+
+def test_a_runner_that_cannot_start_rejects_red_and_commits_no_cycle(tmp_path: Path) -> None:
+    """The test command's runner is not there (and nothing can install it): every RED is an
+    environment problem, never "error in the code under test"; no cycle is committed."""
+    _, script = team(straight())
+    with world(tmp_path, script, files=FILES) as w:
+        cfg = config().model_copy(
+            update={
+                "validation": config().validation.model_copy(
+                    update={"test": "no-such-test-runner -q"}
+                )
+            }
+        )
+        result = tdd(issue(w), w.env(cfg))
+        assert result.status == JobStatus.FAILED, result
+        pushed = subprocess.run(
+            ["git", "for-each-ref", f"refs/heads/{BRANCH}"], cwd=w.remote,
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        assert pushed == "" or not any(
+            c.subject.startswith("feat") for c in commits(w.remote, BRANCH, base="main")
+        )
+        reds = [v for v in transcript_verdicts(w.tmp / "data") if v["phase"] == "red"]
+        assert reds and not any(v["ok"] for v in reds)
+        assert all(str(v["reason"]).startswith("environment problem") for v in reds), reds
+        assert "could not start" in str(reds[0]["reason"]), reds[0]
