@@ -56,6 +56,18 @@ def role_cycle_attempt(request: RecordedRequest) -> tuple[str, int, int, str]:
     return role, int(cycle[1]), int(attempt[1]) if attempt else 1, text
 
 
+RETRY = re.compile(r"The runner rejected that code \(attempt (\d+) of")
+
+
+def resumed_attempt(request: RecordedRequest, attempt: int) -> tuple[int, bool]:
+    """(attempt, fresh) after the runner's verdicts sent back into the same conversation:
+    the attempt the last verdict asks for, and whether this request starts it."""
+    texts = [json.dumps(m["content"]) for m in request.json["messages"] if m["role"] == "user"]
+    asked = [int(m[1]) + 1 for t in texts for m in RETRY.finditer(t)]
+    fresh = len(request.json["messages"]) == 1 or bool(RETRY.search(texts[-1]))
+    return (asked[-1] if asked else attempt), fresh
+
+
 @dataclass
 class TddTeam:
     """Supervisor, Tester, Implementer and Refactorer scripted per cycle."""
@@ -76,8 +88,9 @@ class TddTeam:
             if turn == 1:
                 return reply(create(spec.test_file, spec.tests[attempt - 1]))
             return reply(finish(summary="wrote a test", data={"test": spec.test_name}))
+        attempt, fresh = resumed_attempt(request, attempt)
         edit = spec.code[attempt - 1] if role == "implementer" else spec.refactor[attempt - 1]
-        if turn == 1 and edit is not None:
+        if fresh and edit is not None:
             path, body = edit
             if body is None:
                 return reply(tool_use("bash", {"command": f"rm {path}"}))

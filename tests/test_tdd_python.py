@@ -198,6 +198,12 @@ def test_an_agent_tdd_issue_becomes_a_pr_of_green_cycles(tmp_path: Path) -> None
         assert "cycle 4: code attempt 1: refused: test files may not change" in body
         assert "cycle 3: refactoring attempt 1 reverted: tests fail" in body
         assert "Closes #1" in body
+        # A rejected GREEN goes back into the Implementer's own conversation (issue #26).
+        retried = [
+            r for r in w.llm.requests
+            if "The runner rejected that code (attempt 1 of 3)" in json.dumps(r.json["messages"])
+        ]  # fmt: skip
+        assert retried and all("# TDD cycle" in json.dumps(r.json["messages"][0]) for r in retried)
         progress = w.gh.comments_on(REPO, 1)[-1].body
         assert "## Cycles" in progress and "✅ `test_four`" in progress
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from bot.agent import Conversation
 from bot.cost import BudgetTracker
 from bot.errors import AgentbotError, AgentError, LimitsExceeded
 from bot.git import Workspace
@@ -32,7 +33,7 @@ from bot.tdd.suite import Suite
 from bot.tdd.table import feat_message, refactor_message
 from bot.tdd.verdict import Verdict, excerpt, judge_green, judge_red
 from bot.validation import run_validation
-from bot.workflows.steps.agents import run_role
+from bot.workflows.steps.agents import role_conversation
 from bot.workflows.steps.workenv import WorkEnv
 from bot.workflows.tdd import files
 from bot.workflows.tdd.journal import Journal
@@ -205,11 +206,18 @@ class Engine:
         """The Implementer's code, judged: suite green, gate passed, tests untouched."""
         tests = files.snapshot(self.ws)
         verdict = ""
+        talk: Conversation | None = None
         for attempt in range(1, TRIES + 1):
             record.implementer_attempts = attempt
-            brief = self.brief(record.cycle, record.requirement)
-            task = tdd_implementer.build_task(brief, red=red, attempt=attempt, verdict=verdict)
-            self.agent(tdd_implementer.ROLE, task)
+            if talk is not None and talk.resumable:
+                # As the IssueFixer's repair rounds: the runner's verdict goes back into the
+                # same conversation (its code and reasoning still in view, its cache warm).
+                self.agent(tdd_implementer.ROLE, retry_message(verdict, attempt), talk)
+            else:
+                brief = self.brief(record.cycle, record.requirement)
+                task = tdd_implementer.build_task(brief, red=red, attempt=attempt, verdict=verdict)
+                talk = self.conversation(tdd_implementer.ROLE, task)
+                self.agent(tdd_implementer.ROLE, task, talk)
             judged = self.judge_change(tests)
             self.journal.verdict("green", record, attempt, judged)
             if judged.ok:
@@ -284,13 +292,21 @@ class Engine:
 
     # --- plumbing -------------------------------------------------------------------------
 
-    def agent(self, role: Role, task: str) -> AgentResult:
-        """One agent run on the job's budget (LimitsExceeded ends the session)."""
+    def conversation(self, role: Role, task: str) -> Conversation:
+        """A new agent conversation in the prepared environment, on the job's budget."""
+        return role_conversation(
+            self.env, role, task, self.ws.path, budget=self.budget, session=self.session,
+            workenv=self.workenv,
+        )  # fmt: skip
+
+    def agent(self, role: Role, task: str, talk: Conversation | None = None) -> AgentResult:
+        """One agent run on the job's budget (LimitsExceeded ends the session): `talk`
+        started, or continued with `task` when it already ran; a new conversation if None."""
         try:
-            res = run_role(
-                self.env, role, task, self.ws.path, budget=self.budget, session=self.session,
-                workenv=self.workenv,
-            )  # fmt: skip
+            if talk is None:
+                res = self.conversation(role, task).start()
+            else:
+                res = talk.resume(task) if talk.resumable else talk.start()
         except LimitsExceeded:
             self.budget.check()  # the job's budget spent: raised again, the session stops
             raise CycleFailed(f"the {role.name.value} agent used all its turns") from None
@@ -314,3 +330,12 @@ class Engine:
             test_files=files.test_files(self.ws),
             done=done,
         )
+
+
+def retry_message(verdict: str, attempt: int) -> str:
+    """The runner's verdict on the last code, sent back into the Implementer's conversation."""
+    return (
+        f"The runner rejected that code (attempt {attempt - 1} of {TRIES}):\n\n{verdict}\n\n"
+        "Change the code (never a test file) so that the suite and the gate pass, then call"
+        " finish again."
+    )
