@@ -298,3 +298,50 @@ def test_each_parallel_task_shows_on_the_board_as_it_ends(tmp_path: Path) -> Non
         assert any({state(b, "T002"), state(b, "T003")} == {"✅", "🔄"} for b in boards), (
             "\n---\n".join(boards)
         )
+
+
+def test_a_failing_gate_goes_back_into_the_tasks_own_conversation(tmp_path: Path) -> None:
+    """As the IssueFixer's repair rounds: validation's verdict is the next message of the agent
+    that wrote the task, not a cold Fixer's first (issue #26 item 7)."""
+    failing_test = (
+        "from mod_t001 import t001\n\n\ndef test_t001() -> None:\n    assert t001() == 2\n"
+    )
+
+    def step(request: RecordedRequest) -> ScriptedReply:
+        said = json.dumps(request.json["messages"][-1]["content"])
+        if len(request.json["messages"]) == 1:
+            return reply(
+                tool_use(
+                    "str_replace_based_edit_tool",
+                    {"command": "create", "path": "mod_t001.py",
+                     "file_text": "def t001() -> int:\n    return 1\n"},
+                ),
+                tool_use(
+                    "str_replace_based_edit_tool",
+                    {"command": "create", "path": "tests/test_t001.py", "file_text": failing_test},
+                ),
+            )  # fmt: skip
+        if "Validation failed after your change" in said:
+            return reply(
+                tool_use(
+                    "str_replace_based_edit_tool",
+                    {"command": "str_replace", "path": "mod_t001.py",
+                     "old_str": "return 1", "new_str": "return 2"},
+                )
+            )  # fmt: skip
+        return reply(finish(summary="T001 done"))
+
+    with world(tmp_path, [step] * 12, files=FILES) as w:
+        seed_branch(w, "## Phase 1\n- [ ] T001 Create mod_t001.py with a function\n")
+        result = implement(job(), w.env())
+        assert result.status == JobStatus.SUCCESS, result.error
+        systems = [json.dumps(r.json.get("system", "")) for r in w.llm.requests]
+        assert not any("You are the Fixer agent" in s for s in systems)
+        repaired = [
+            r for r in w.llm.requests
+            if "Validation failed after your change" in json.dumps(r.json["messages"])
+        ]  # fmt: skip
+        assert repaired and all(
+            "# Task T001" in json.dumps(r.json["messages"][0]) for r in repaired
+        )
+        assert "return 2" in (read_file(w.remote, BRANCH, "mod_t001.py") or "")

@@ -14,18 +14,20 @@ from pathlib import Path
 from typing import Literal
 
 from bot import treefs
+from bot.agent import Conversation
 from bot.errors import AgentError, GitError, LimitsExceeded, OutboundRefused
 from bot.git import Workspace
 from bot.models import AgentResult, AgentStatus, Job, ValidationReport
 from bot.ports import JobEnv
 from bot.report import task_commit_message
 from bot.roles import FIXER, IMPLEMENTER, Role
+from bot.roles.fixer import feedback_message
 from bot.roles.implementer import build_task
 from bot.session import Session
 from bot.tasks_md import Task, TaskPlan, tick
 from bot.untrusted import fence
 from bot.workflows.implement.tasks_file import find_tasks
-from bot.workflows.steps.agents import run_role, unmet
+from bot.workflows.steps.agents import role_conversation, unmet
 from bot.workflows.steps.flow import Flow
 from bot.workflows.steps.limits import push_guard, refuse, worktree_problems
 from bot.workflows.steps.validate import validate
@@ -55,6 +57,9 @@ class TaskWork(Flow):
         """Each task's passing gate, by task id: its test counts go into the report."""
         self.tasks_path = ""
         self.workenvs: dict[Path, WorkEnv] = {}
+        self.conversations: dict[Path, Conversation] = {}
+        """Each workspace's last agent conversation: a fix round continues it."""
+        self.fix_rounds: dict[Path, int] = {}
         self.reported = threading.Lock()  # one board write at a time from the [P] threads
         self.plan: TaskPlan | None = None
         self.documents: list[tuple[str, str]] = []
@@ -208,20 +213,38 @@ class TaskWork(Flow):
     def repair(
         self, ws: Workspace, task: Task, failing: ValidationReport, session: Session
     ) -> None:
-        """A Fixer round for a task's failing validation."""
+        """A fix round for a task's failing validation: back into the agent's own conversation
+        (as the IssueFixer's); a cold Fixer only when that conversation cannot go on."""
+        with self.lock:
+            talk = self.conversations.get(ws.path)
+            rounds = self.fix_rounds[ws.path] = self.fix_rounds.get(ws.path, 0) + 1
+        if talk is not None and talk.resumable:
+            most = self.cfg.validation.fix_rounds
+            self.converse(talk, feedback_message(failing, round=rounds, max_rounds=most))
+            return
         gate = failing.failing_gate
         out = gate.command_result.output[-6000:] if gate and gate.command_result else ""
         task_text = f"Validation fails after task {task.id}. Repair it minimally.\n\n"
         self.agent_in(ws, FIXER, task_text + fence(out, label="validation output"), session)
 
     def agent_in(self, ws: Workspace, role: Role, text: str, session: Session) -> AgentResult:
-        """Run an agent on one workspace (a [P] task's own); all share the run's budget."""
+        """Run an agent on one workspace (a [P] task's own); all share the run's budget. Its
+        conversation is kept per workspace, for the fix rounds of that task."""
         # In the prepared environment, as the IssueFixer's agent: deps installed, validation's
         # commands named (prepared once per workspace; a [P] task's worktree is its own).
-        result = run_role(
+        talk = role_conversation(
             self.env, role, text, ws.path, budget=self.budget, session=session,
             workenv=self.workenv_of(ws),
         )  # fmt: skip
+        with self.lock:
+            self.conversations[ws.path] = talk
+            if role is not FIXER:  # a new task's rounds count from 1
+                self.fix_rounds[ws.path] = 0
+        return self.converse(talk, None)
+
+    def converse(self, talk: Conversation, text: str | None) -> AgentResult:
+        """Start `talk` (text None) or continue it with `text`; its answer is kept."""
+        result = talk.start() if text is None else talk.resume(text)
         if result.output is not None:
             with self.lock:
                 self.outputs.append(result.output)
