@@ -1,8 +1,8 @@
 """A repository whose tests need a git submodule, through `agentbot fix` (issue #24).
 
-The test vectors live in a repository of their own, a bare remote on this machine, added
-as the submodule `tests/vectors` at a recorded commit; that remote's main has moved on to
-vectors the code does not meet yet. The job clones the project from the world's remote
+The test vectors live in a repository of their own, a bare remote served over HTTP on
+127.0.0.1, added as the submodule `tests/vectors` at a recorded commit; that remote's main
+has moved on to a vector the code does not meet. The job clones the project from the world's remote
 (the submodule left empty, as a clone leaves it); setup must initialise the submodule at
 the commit the checkout records, so the suite runs with a count and passes. Real git
 throughout; run with AGENTBOT_REALREPOS=1, marked `realrepo`.
@@ -130,7 +130,7 @@ def http_root(tmp_path: Path) -> Iterator[tuple[Path, str]]:
 class QuietHandler(SimpleHTTPRequestHandler):
     """Static files, no request log on stderr."""
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         """Say nothing."""
 
 
@@ -173,11 +173,14 @@ def test_setup_initialises_the_test_submodule_at_its_recorded_commit(
         _, recorded = vectors_remote(tmp_path, root)
         seed_project(w.remote, f"{url}/vectors.git", recorded, tmp_path)
         edits = [
-            tool_use("str_replace_based_edit_tool", {"command": "create", "path": p, "file_text": t})
+            tool_use(
+                "str_replace_based_edit_tool", {"command": "create", "path": p, "file_text": t}
+            )
             for p, t in (("roman.py", FIXED), ("tests/test_subtractive.py", NEW_TEST))
         ]
+        changed = ["roman.py", "tests/test_subtractive.py"]
         done = finish(summary="subtractive notation", root_cause="no subtractive pairs",
-                      artifacts={"files_changed": ["roman.py", "tests/test_subtractive.py"]})  # fmt: skip
+                      artifacts={"files_changed": changed})  # fmt: skip
         w.llm.add(reply(*edits), *[reply(done)] * 6)
         w.gh.set_permission(REPO, "alice", "write")
         w.gh.add_issue(
@@ -190,11 +193,13 @@ def test_setup_initialises_the_test_submodule_at_its_recorded_commit(
         )
         create = w.gh.calls_to("POST", rf"/repos/{REPO}/pulls")
         body = str(create[0].json["body"]) if create else ""
-        comments = [str(c.json) for c in w.gh.calls_to("POST", r"/comments$")]
-    print(f"\nsubmodule: {result.status} {result.error}\n{body}\n" + "\n".join(comments))
+    print(f"\nsubmodule: {result.status} {result.error}\n{body}")
+    setup_row = re.search(r"^\| setup \|.*$", body, re.MULTILINE)
+    assert setup_row and "git submodule update --init --recursive" in setup_row[0], body
     test_row = re.search(r"^\| test \| (\S+) (\w+) .*$", body, re.MULTILINE)
     assert test_row, body
     counted = re.search(r"(\d+)/(\d+) passed", test_row[0])
-    # 5 recorded vectors and the new test; the remote's later vector (zero) would fail.
+    # 5 recorded vectors and the new test; the remote's later vector (zero) would fail, and
+    # an empty submodule would fail to collect.
     assert counted and int(counted[2]) == 6, test_row[0]
     assert test_row[1] == "✅" and test_row[2] == "passed", test_row[0]
