@@ -241,11 +241,17 @@ def test_pnpm_and_yarn_at_their_declared_versions_on_the_stages_path(tmp_path: P
     assert p.steps[1].command == "pnpm install --frozen-lockfile"
     path = senv.env["PATH"].split(":")
     assert path[:2] == [str(repo / "node_modules/.bin"), str(folder / "bin")]
+    on_path = "installed from the npm registry, on PATH for the repository's own scripts"
+    assert p.notes == [f"pnpm@9.12.0 (from package.json packageManager), {on_path}"]
     yarn = make(tmp_path / "y", {"package.json": json.dumps({"packageManager": "yarn@4.5.0"}),
                                  "yarn.lock": ""})  # fmt: skip
-    steps = plan(yarn, tmp_path).steps
-    assert steps[0].command.endswith(" @yarnpkg/cli-dist@4.5.0")
-    assert steps[1].command == "yarn install --immutable"
+    berry = plan(yarn, tmp_path)
+    assert berry.steps[0].command.endswith(" @yarnpkg/cli-dist@4.5.0")
+    assert berry.steps[1].command == "yarn install --immutable"
+    # The row names the manager first, then the npm package that ships it.
+    assert berry.notes == [
+        f"yarn@4.5.0 as @yarnpkg/cli-dist@4.5.0 (from package.json packageManager), {on_path}"
+    ]
     classic = make(tmp_path / "c", {"package.json": "{}", "yarn.lock": ""})
     assert plan(classic, tmp_path).steps[0].command.endswith(" yarn@1")
 

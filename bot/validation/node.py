@@ -82,7 +82,13 @@ def describe(repo: Path) -> str:
     found = manager(repo)
     if found is None or found.name == "bun":
         return ""
-    return f"{found.package} (from {found.declared_by}), installed from the npm registry"
+    named = f"{found.name}@{found.version}" if found.version else found.name
+    # yarn 2+ ships as @yarnpkg/cli-dist: the row names the manager, then that package.
+    shipped = "" if found.package == named else f" as {found.package}"
+    return (
+        f"{named}{shipped} (from {found.declared_by}), installed from the npm registry,"
+        " on PATH for the repository's own scripts"  # manager_bin, in every stage's PATH
+    )
 
 
 def node_install(repo: Path, env: Mapping[str, str], cache: Path) -> list[str]:

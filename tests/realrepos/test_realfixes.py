@@ -5,7 +5,9 @@ an upstream fix (`base.tar.gz`, made with `git archive`, licence kept), the upst
 (`fix.patch`) and the bug report (`case.json`). A scripted model writes the fixed files;
 the PR the fake GitHub receives must count the tests, prove the fix on the base and show
 where the module resolved. A fix that breaks another test (`"expect": "refuse"`) must not be
-green. Installs from PyPI/npm/crates.io: run with AGENTBOT_REALREPOS=1, marked `realrepo`.
+green. A case that declares `package_manager` (pnpm, yarn: issue #24) must also show that
+manager installed at its version and on PATH for the package.json test script that calls
+it. Installs from PyPI/npm/crates.io: run with AGENTBOT_REALREPOS=1, marked `realrepo`.
 """
 
 from __future__ import annotations
@@ -116,6 +118,20 @@ def script(files: dict[str, str | None], case: dict[str, Any]) -> list[Any]:
     return [reply(*edits)] + [reply(done)] * 6
 
 
+def manager_on_path(declared: str, body: str, tree: Path) -> None:
+    """The setup row names the declared pnpm/yarn; the test ran a script that calls it."""
+    setup_row = re.search(r"^\| setup \|.*$", body, re.MULTILINE)
+    assert setup_row, body
+    assert f"{declared} " in setup_row[0] and "from package.json packageManager" in setup_row[0]
+    assert "on PATH for the repository's own scripts" in setup_row[0], setup_row[0]
+    test_row = re.search(
+        r"^\| test \| ✅ passed \| `npm test[^`]*` \| package\.json \|", body, re.M
+    )
+    assert test_row, body  # the package.json test script, which calls the manager by name:
+    script = json.loads((tree / "package.json").read_text())["scripts"]["test"]
+    assert re.search(rf"\b{declared.split('@')[0]} ", script), script
+
+
 @pytest.mark.parametrize("name", [_case(p) for p in sorted(FIXES.iterdir()) if p.is_dir()])
 def test_an_upstream_fix_through_agentbot_fix(name: str, tmp_path: Path) -> None:
     case_dir = FIXES / name
@@ -147,6 +163,8 @@ def test_an_upstream_fix_through_agentbot_fix(name: str, tmp_path: Path) -> None
     assert test_row[1] == "✅" and test_row[2] == "passed", test_row[0]
     proof = body[body.index("## Proof of the fix") :] if "## Proof of the fix" in body else ""
     assert "fail on the base commit" in proof and "pass on this branch" in proof, proof
+    if "package_manager" in case:
+        manager_on_path(case["package_manager"], body, work)
     if case["language"] == "python":
         assert "imported from the base checkout" in proof, proof
         origin = re.search(r"`([^`]+)` imported from the base checkout", proof)
