@@ -307,7 +307,8 @@ def test_the_action_keeps_the_package_caches_keyed_by_lockfiles(tmp_path: Path) 
     import yaml
 
     steps = yaml.safe_load(Path("action.yml").read_text())["runs"]["steps"]
-    cache = next(s for s in steps if str(s.get("uses", "")).startswith("actions/cache@"))
+    cache = next(s for s in steps if s.get("name") == "Restore the repository's package caches")
+    assert str(cache["uses"]).startswith("actions/cache@")
     run = next(s for s in steps if s.get("id") == "run")
     assert steps.index(cache) < steps.index(run)
     data_dir = run["env"]["AGENTBOT_DATA_DIR"]
@@ -316,6 +317,23 @@ def test_the_action_keeps_the_package_caches_keyed_by_lockfiles(tmp_path: Path) 
     assert cache["with"]["path"] == f"{data_dir}/{senv.packages.parent.name}"
     for lockfile in ("uv.lock", "poetry.lock", "pnpm-lock.yaml", "yarn.lock", "package-lock.json"):
         assert f"'**/{lockfile}'" in cache["with"]["key"], lockfile
+
+
+def test_the_action_caches_agentbots_install_and_runs_it() -> None:
+    """A restored venv skips the install; the run step uses that venv's agentbot (issue #31)."""
+    import yaml
+
+    steps = yaml.safe_load(Path("action.yml").read_text())["runs"]["steps"]
+    by_id = {s.get("id"): s for s in steps}
+    cache, run = by_id["install-cache"], by_id["run"]
+    venv = cache["with"]["path"]
+    assert venv == "${{ runner.temp }}/agentbot-venv"
+    assert cache["with"]["key"] == "${{ steps.install-key.outputs.key }}"
+    install = next(s for s in steps if s.get("name") == "Install agentbot")
+    assert install["env"]["CACHED"] == "${{ steps.install-cache.outputs.cache-hit }}"
+    assert 'if [ "$CACHED" != "true" ]' in install["run"]
+    assert steps.index(cache) < steps.index(install) < steps.index(run)
+    assert 'export PATH="$RUNNER_TEMP/agentbot-venv/bin:$PATH"' in run["run"]
 
 
 @pytest.mark.slow
