@@ -25,6 +25,7 @@ _STYLE = {
     "timed_out": "red",
     "skipped": "yellow",
     "preexisting": "yellow",
+    "unverified": "yellow",
 }
 
 
@@ -78,7 +79,14 @@ def _print_report(console: Console, report: ValidationReport) -> None:
         )
     for warning in report.warnings:
         console.print(Text(f"warning: {warning}", style="yellow"))
-    verdict = Text("PASSED", style="bold green") if report.passed else Text("FAILED", "bold red")
+    if report.failing_gate is not None:
+        verdict = Text("FAILED", "bold red")
+    elif report.unverified:  # a stage could not run: no pass, whatever else passed
+        verdict = Text("UNVERIFIED", "bold yellow")
+    elif not report.passed:
+        verdict = Text("FAILED", "bold red")
+    else:
+        verdict = Text("PASSED", style="bold green")
     console.print(Text("gate ").append(verdict).append(f" in {report.duration_seconds:.1f}s"))
 
 
@@ -103,7 +111,8 @@ def validate(
         typer.Option("--base", help="Base ref: check the change since it; only new problems fail."),
     ] = None,
 ) -> None:
-    """Run format -> lint -> typecheck -> test on a checkout; exit 0 if the gate passes, else 1."""
+    """Run format -> lint -> typecheck -> test on a checkout; exit 0 if the gate passes, else 1
+    (a stage that could not run, `unverified`, is no pass)."""
     if not repo.is_dir():
         raise _fail(f"{repo}: not a directory")
     try:
@@ -141,4 +150,4 @@ def validate(
         typer.echo(report.model_dump_json(indent=2))
     else:
         _print_report(Console(highlight=False, markup=False), report)
-    raise typer.Exit(EXIT_OK if report.passed else EXIT_FAILED)
+    raise typer.Exit(EXIT_OK if report.passed and not report.unverified else EXIT_FAILED)

@@ -82,7 +82,12 @@ class RepoConfig(Section):
             return cls()
         if not isinstance(data, dict):
             raise ConfigError(f"{source}: the top level must be a mapping of keys", line=1)
-        # A key written with no value (`validation:`) means "defaults", as a user expects.
+        # A section written with no value (`validation:`) means its defaults, as a user expects.
+        sections = {
+            name for name, f in cls.model_fields.items()
+            if isinstance(f.annotation, type) and issubclass(f.annotation, Section)
+        }  # fmt: skip
+        data = {k: v for k, v in data.items() if not (v is None and k in sections)}
         try:
             return cls.model_validate(data)
         except PydanticValidationError as exc:
