@@ -359,11 +359,6 @@ def _judged(tmp_path: Path, base: dict[str, str], change: dict[str, str], comman
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="LEAK: a plugin module the base conftest loads (`pytest_plugins = [...]`) is "
-    "not a judge file; rewriting it turns the suite green with the bug left in",
-)
 def test_attack_plugin_module_named_by_pytest_plugins(tmp_path: Path) -> None:
     base = {
         "conftest.py": "import sys\n\nsys.path.insert(0, '.')\n"
@@ -375,11 +370,6 @@ def test_attack_plugin_module_named_by_pytest_plugins(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="LEAK: a module the base conftest star-imports is not a judge file; a hook "
-    "added to it lands in the conftest's namespace",
-)
 def test_attack_module_star_imported_by_conftest(tmp_path: Path) -> None:
     base = {
         "conftest.py": "import sys\n\nsys.path.insert(0, '.')\n"
@@ -390,11 +380,6 @@ def test_attack_module_star_imported_by_conftest(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="LEAK: a script the Makefile recipe runs is not a judge file (only the Makefile "
-    "and its includes are); the script rewritten to print a pass goes green",
-)
 def test_attack_script_behind_the_makefile_recipe(tmp_path: Path) -> None:
     base = {"Makefile": "test:\n\tsh scripts/test.sh\n", "scripts/test.sh": f"{PYTEST}\n"}
     change = {"scripts/test.sh": "echo '1 passed in 0.01s'\n"}
@@ -402,10 +387,6 @@ def test_attack_script_behind_the_makefile_recipe(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="LEAK: a node script behind `npm test` is not a judge file",
-)
 def test_attack_script_behind_the_npm_test_script(tmp_path: Path) -> None:
     from tests.test_judge_hostile import JS_BROKEN, JS_FILES, repo_with, test_gate, validate
 
@@ -473,12 +454,6 @@ def test_attack_pth_and_pythonstartup_in_the_repo(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="LEAK: through the real IssueFixer, a hook added to the module the base conftest "
-    "names in pytest_plugins (flipping reports only where the change's marker is) leaves the "
-    "bug, passes the proof (fails on base, passes on head) and opens a ready PR, SUCCESS",
-)
 def test_attack_fixer_rewrites_the_plugin_module_and_opens_a_ready_pr(tmp_path: Path) -> None:
     from bot.config import RepoConfig
     from bot.workflows.fix.story import fix_issue

@@ -17,8 +17,9 @@ from pathlib import Path
 
 from bot import treefs
 from bot.git import runner
-from bot.judge_files import MAKEFILE, changed_judge, is_judge_file, make_includes
+from bot.judge_files import MAKEFILE, changed_judge, is_judge_file, judge_part, make_includes
 from bot.validation.changes import git
+from bot.validation.judge_refs import referenced
 
 _Saved = tuple[str, bytes] | None
 """(`file`, bytes) or (`link`, target) as the change left a path; None when it had none."""
@@ -37,9 +38,26 @@ def judge_changes(repo: Path, base: str) -> list[str]:
     untracked = git(repo, "ls-files", "--others", "--exclude-standard", "-z")
     changed = [n for n in dict.fromkeys((tracked + untracked).split("\0")) if n]
     included = _included(repo, base, changed)
-    names = [n for n in changed if is_judge_file(n) or n in included]
+    on_base = git(repo, "ls-tree", "-r", "--name-only", "-z", base).split("\0")
+    judges = {n for n in [*on_base, *changed] if n and is_judge_file(n)}
+
+    def texts(rel: str) -> list[bytes]:
+        return [d for d in (base_bytes(repo, base, rel), _head(repo, rel)) if d is not None]
+
+    reached = referenced([n for n in changed if not is_judge_file(n)], judges, texts)
+    # A Python module a conftest loads is judged as a conftest is: by its hooks, not its
+    # fixtures; a script a command runs, whole.
+    modules = {n for n in reached if n.endswith(".py")}
+    names = [n for n in changed if is_judge_file(n) or n in included or n in reached]
     files = {n: (base_bytes(repo, base, n), _head(repo, n)) for n in names}
-    return changed_judge(files, also=included)
+    found = changed_judge(files, also=included | (reached - modules))
+    hooks = [n for n in modules if _hooks_differ(*files[n])]
+    return sorted({*found, *hooks})
+
+
+def _hooks_differ(base: bytes | None, head: bytes | None) -> bool:
+    """Whether a module a conftest loads changed in what a conftest's judge part holds."""
+    return judge_part("conftest.py", base or b"") != judge_part("conftest.py", head or b"")
 
 
 def _included(repo: Path, base: str, changed: list[str]) -> set[str]:
