@@ -38,11 +38,6 @@ def _renders_remote_image(text: str) -> bool:
     return "<img" in html and "evil.example" in html
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LEAK: _MD_IMAGE/_MD_IMAGE_REF alt-text regex knows no backslash escape; "
-    "`![a\\[b](http://evil/x)` matches neither and renders as a remote image",
-)
 @pytest.mark.parametrize("name", sorted(ESCAPED_BRACKET_IMAGES))
 def test_attack_an_escaped_bracket_in_the_alt_text_keeps_the_image(name: str) -> None:
     text = ESCAPED_BRACKET_IMAGES[name]
@@ -76,11 +71,6 @@ def test_attack_image_spellings_blocked(text: str) -> None:
     assert IMAGE_REMOVED in out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="REACHED (GitHub behaviour unverified): `_Fixes #3_` is not defused, the "
-    "lookbehind (?<![\\w]) treats `_` as a word character; rendered it reads `Fixes #3`",
-)
 def test_attack_emphasised_closing_keyword_is_defused() -> None:
     msg = fix_commit_message(
         number=7, summary="done\n_Fixes #3_ and __closes other/repo#9__", title="t",
@@ -158,11 +148,6 @@ def _run_action(tmp_path: Path, summary: str) -> tuple[str, str, World]:  # noqa
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="LEAK: bot/cli/run.py writes GITHUB_STEP_SUMMARY with redact() only; the model's "
-    "summary keeps its remote images (and mentions) in the rendered step summary",
-)
 def test_attack_step_summary_shows_no_remote_image(tmp_path: Path) -> None:
     summary_md, written, proc = _run_action(tmp_path, EVIL_SUMMARY)
     assert "add() now adds" in summary_md, (summary_md, proc.stdout, proc.stderr)
@@ -171,11 +156,6 @@ def test_attack_step_summary_shows_no_remote_image(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="LEAK: the step summary is not passed through without_local_paths: a local path "
-    "the model writes into its summary reaches the run page",
-)
 def test_attack_step_summary_names_no_local_path(tmp_path: Path) -> None:
     data = tmp_path / "data"
     summary_md, written, proc = _run_action(
@@ -292,11 +272,6 @@ def test_attack_local_paths_blocked(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "/actions-runner/_work" not in sent and "/home/gh" not in sent
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LEAK: only HOME, data dir, workspace, RUNNER_TEMP, XDG cache and temp are "
-    "removed; the runner's own folder (its _diag logs) and RUNNER_TOOL_CACHE stay",
-)
 def test_attack_runner_log_and_tool_cache_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     sent = _sent_with_env(
         monkeypatch,
@@ -498,11 +473,6 @@ def test_attack_fixer_rewrites_the_plugin_module_and_opens_a_ready_pr(tmp_path: 
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="LEAK: the escaped-bracket image in the agent's summary reaches the PR body; "
-    "GitHub renders it",
-)
 def test_attack_escaped_bracket_image_reaches_the_pr_body(tmp_path: Path) -> None:
     from bot.workflows.fix.story import fix_issue
     from tests.test_fix_issue import job, seed_issue

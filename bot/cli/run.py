@@ -20,6 +20,7 @@ from bot.errors import ConfigError
 from bot.events import Delivery, Ignore, repo_full_name
 from bot.events.triggers import dispatch_params
 from bot.models import Job, JobKind, JobResult, JobStatus
+from bot.outbound.text import TextGuard
 from bot.ports import GitHubPort, Handler, JobEnv
 from bot.report import step_summary
 from bot.secrets import redact
@@ -139,7 +140,9 @@ def run(
             return _neutral(outcome.reason, neutral_exit_code)
         _write_outputs(outputs(outcome))
         # The step summary and the job log leave the job too: both pass the secret scanner.
-        _append(os.environ.get("GITHUB_STEP_SUMMARY"), redact(step_summary(outcome)))
+        # The run page renders it as GitHub does a PR body: cleaned as every text we write.
+        summary = TextGuard(mentions=frozenset({outcome.job.actor})).clean(step_summary(outcome))
+        _append(os.environ.get("GITHUB_STEP_SUMMARY"), summary)
         typer.echo(redact(outcome_line(outcome)))
         code = outcome.status.exit_code
         raise typer.Exit(neutral_exit_code if code == EXIT_NEUTRAL else code)

@@ -22,7 +22,7 @@ ZWSP = "\u200b"
 # Every keyword GitHub reads (any case, optional colon), before an issue reference:
 # `#N`, `owner/repo#N`, `GH-N`, or an issues/pulls URL.
 _CLOSING = re.compile(
-    r"(?<![\w])(?P<kw>(?:close|closes|closed|fix|fixes|fixed|resolve|resolves|resolved))"
+    r"(?<![^\W_])(?P<kw>(?:close|closes|closed|fix|fixes|fixed|resolve|resolves|resolved))"
     r"(?P<sep>\s*:?\s*)"
     r"(?P<ref>(?:[\w.-]+/[\w.-]+)?#\d+|GH-\d+|https?://\S+/(?:issues|pull)/\d+)",
     re.IGNORECASE,

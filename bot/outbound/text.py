@@ -71,10 +71,12 @@ _MENTION = re.compile(
 )
 # `@` spelled as an entity renders as `@`, and github.com then reads a mention.
 _AT_ENTITY = re.compile(r"&(?:#0*64|#[xX]0*40|commat);?(?=[A-Za-z0-9])")
-_MD_IMAGE = re.compile(r"!\[(?:[^\[\]]|\[[^\]]*\])*\]\((?P<dest>[^)]*)\)")
+_MD_IMAGE = re.compile(r"!\[(?:\\.|[^\[\]\\]|\[(?:\\.|[^\]\\])*\])*\]\((?P<dest>[^)]*)\)")
 # A destination that is surely a file of the repository: no scheme, no host, nothing escaped.
 _LOCAL_DEST = re.compile(r"(?!/)[A-Za-z0-9_./-]+(?:\s+(?:\"[^\"]*\"|'[^']*'))?")
-_MD_IMAGE_REF = re.compile(r"!\[(?:[^\[\]]|\[[^\]]*\])*\](?:\[[^\]]*\])?(?!\()")
+_MD_IMAGE_REF = re.compile(
+    r"!\[(?:\\.|[^\[\]\\]|\[(?:\\.|[^\]\\])*\])*\](?:\[(?:\\.|[^\]\\])*\])?(?!\()"
+)
 _HTML_MEDIA = re.compile(
     r"<\s*(?:img|image|picture|source|video|audio|iframe|object|embed|svg)\b[^>]*>",
     re.IGNORECASE,
@@ -137,6 +139,7 @@ def remove_remote_images(text: str) -> str:
 
 _PLACES = (
     ("GITHUB_WORKSPACE", "<workspace>"),
+    ("RUNNER_TOOL_CACHE", "<tool-cache>"),
     ("AGENTBOT_DATA_DIR", "<data-dir>"),
     ("RUNNER_TEMP", "<tmp>"),
     ("XDG_CACHE_HOME", "~/.cache"),
@@ -147,6 +150,10 @@ _PLACES = (
 def _local_roots() -> list[tuple[str, str]]:
     """Folders of this machine a text must not name, longest first, with their placeholder."""
     roots = [(os.environ.get(name, ""), shown) for name, shown in _PLACES]
+    # The runner's own folder (its `_diag` logs, its `_work`): above the workspace's `_work`.
+    work = os.environ.get("GITHUB_WORKSPACE", "")
+    if "/_work/" in work:
+        roots.append((work.split("/_work/", 1)[0], "<runner>"))
     roots += [(str(Path("~").expanduser()), "~"), (tempfile.gettempdir(), "<tmp>")]
     found = {os.path.realpath(r): shown for r, shown in roots if r and r != "/"}
     found |= {r.rstrip("/"): shown for r, shown in roots if r and r != "/"}
