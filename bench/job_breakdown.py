@@ -60,7 +60,7 @@ def timed(name: str, spent: dict[str, float], method: Callable[..., Any]) -> Cal
     return wrapper
 
 
-def one_run(tmp: Path, data: Path, count: int) -> tuple[dict[str, float], float, int, float]:
+def one_run(tmp: Path, data: Path, count: int) -> tuple[dict[str, float], float, list[str], float]:
     """(seconds per step, seconds to the first model request, REST calls, pacing) of one job."""
     script = [
         reply(tool_use("str_replace_based_edit_tool", {"command": "view", "path": "calc.py"})),
@@ -107,7 +107,7 @@ def one_run(tmp: Path, data: Path, count: int) -> tuple[dict[str, float], float,
         return (
             dict(spent),
             first[0] if first else float("nan"),
-            len(w.gh.calls),
+            [f"{c.method} {c.path} {sorted(c.query.items())}" for c in w.gh.calls],
             client.pacer.waited,
         )
 
@@ -117,6 +117,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--files", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=5, help="warm runs after the cold one")
+    parser.add_argument("--calls", action="store_true", help="list the REST calls of a job")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as d:
         data = Path(d) / "data"
@@ -130,7 +131,9 @@ def main() -> None:
     first = statistics.median(r[1] for r in warm)
     print(f"first model request: cold {cold[1]:.2f}s, warm median {first:.2f}s (target <= 3 s)")
     waited = statistics.median(r[3] for r in warm)
-    print(f"REST calls per job: {warm[0][2]} (+1 for the check run in the Action and the App)")
+    print(f"REST calls per job: {len(warm[0][2])} (+1 for the check run in the Action and the App)")
+    if args.calls:
+        print("\n".join(f"  {call}" for call in warm[0][2]))
     print(f"waiting only for write pacing: {waited:.2f}s median (in the totals; target <= 3 s)")
 
 

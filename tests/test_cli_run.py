@@ -216,6 +216,27 @@ def test_a_fix_in_action_mode_asks_each_fact_once(tmp_path: Path) -> None:
         assert len(reads) == len(set(reads)), "\n".join(reads)
 
 
+def test_a_zero_config_fix_asks_github_nothing_it_already_knows(tmp_path: Path) -> None:
+    """A zero-config fix with its check run: at most 9 requests, no GET twice, and no look for
+    an open pull request from a branch that was not on origin (none can exist)."""
+    with world(tmp_path, fix_script()) as w:
+        w.gh.set_permission(REPO, "alice", "write")
+        w.gh.add_issue(REPO, number=7, title="add() is wrong", labels=["agent-fix"], user="bob")
+        checkout = clone_branch(w.remote, "main", tmp_path / "checkout")
+        env = actions_env(tmp_path, w.gh.url, w.llm.base_url, "issues", labeled_payload())
+        env.update(GITHUB_RUN_ID="4242", GITHUB_RUN_ATTEMPT="1")
+        proc = subprocess.run(
+            [AGENTBOT, "run"], cwd=checkout, env=env, capture_output=True, text=True, timeout=300
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        calls = [f"{c.method} {c.path} {sorted(c.query.items())}" for c in w.gh.calls]
+        assert len(w.gh.check_runs) == 1 and len(w.gh.pulls(REPO)) == 1
+        assert w.gh.calls_to("GET", rf"/repos/{REPO}/pulls") == [], "\n".join(calls)
+        assert len(calls) <= 9, "\n".join(calls)
+        reads = [c for c in calls if c.startswith("GET ")]
+        assert len(reads) == len(set(reads)), "\n".join(reads)
+
+
 def test_what_the_agent_wrote_cannot_become_a_workflow_command(tmp_path: Path) -> None:
     # The hostile-model trial's H7: a finish summary with `::error`/`::stop-commands` lines,
     # printed in the job log, would be read by the runner as workflow commands.

@@ -326,30 +326,13 @@ def test_the_action_caches_agentbots_install_and_runs_it() -> None:
     steps = yaml.safe_load(Path("action.yml").read_text())["runs"]["steps"]
     by_id = {s.get("id"): s for s in steps}
     cache, run = by_id["install-cache"], by_id["run"]
-    venv = cache["with"]["path"]
-    assert venv == "${{ runner.temp }}/agentbot-venv"
+    assert "${{ runner.temp }}/agentbot-venv" in cache["with"]["path"]
     assert cache["with"]["key"] == "${{ steps.install-key.outputs.key }}"
     install = next(s for s in steps if s.get("name") == "Install agentbot")
-    assert install["env"]["CACHED"] == "${{ steps.install-cache.outputs.cache-hit }}"
-    assert 'if [ "$CACHED" != "true" ]' in install["run"]
+    assert install["env"]["CACHE_HIT"] == "${{ steps.install-cache.outputs.cache-hit }}"
+    assert 'if [ "$CACHE_HIT" != true ]' in install["run"]
     assert steps.index(cache) < steps.index(install) < steps.index(run)
-    assert 'export PATH="$RUNNER_TEMP/agentbot-venv/bin:$PATH"' in run["run"]
-
-
-@pytest.mark.slow
-def test_hooks_that_could_not_be_built_are_named_without_a_local_log_path(
-    tmp_path: Path, wheels: dict[str, str]
-) -> None:
-    hooks = "repos:\n  - repo: " + str(tmp_path / "gone") + "\n    rev: v1.0.0\n    hooks:\n"
-    hooks += "      - id: ruff-check\n      - id: ruff-format\n"
-    repo = git_repo(tmp_path / "app", {**SMALL, ".pre-commit-config.yaml": hooks})
-    cfg = ValidationConfig(format=None, typecheck=None, test=None)
-    report = validate(repo, tmp_path / "data", wheels, config=cfg)
-    setup, lint = gate(report, "setup"), gate(report, "lint")
-    assert "pre-commit's hook environments could not be installed" in setup.warning
-    assert "Check the log at" not in setup.warning and str(tmp_path / "data") not in setup.warning
-    assert "hooks that did not run: ruff-check, ruff-format" in lint.warning
-    assert lint.source == "default" and lint.status == "passed"  # ruff ran in their place
+    assert 'export PATH="$AGENTBOT_BIN:$PATH"' in run["run"]
 
 
 def test_the_type_check_is_the_repositorys_own_script_under_any_name(tmp_path: Path) -> None:

@@ -78,6 +78,7 @@ class _FixFlow(Flow):
         self.progress: Progress | None = None
         self.comments: list[Comment] = []
         self.title = self.branch = ""
+        self.new_branch = False
         self.proof: Proof | None = None
         # An approved plan (`/approve`): its budget, and the files the change may touch.
         self.planned = PlanGuard.of(job, self.cfg)
@@ -143,6 +144,8 @@ class _FixFlow(Flow):
             f"{self.cfg.pull_request.branch_prefix}fix-issue-{self.number}",
             base=f"origin/{default}",
         )
+        # Its lease is "" when origin had no such branch: then no pull request comes from it.
+        self.new_branch = ws.leases.get(self.branch) == ""
         # A reused branch already holds an earlier attempt: start the fix again from the base.
         ws.reset_hard(self.base_sha)
 
@@ -324,6 +327,7 @@ class _FixFlow(Flow):
             ),
             draft=draft or bool(beyond) or bool(doubt),
             concerns=flagged,
+            new_head=self.new_branch,
         )
         if new:
             request_review(

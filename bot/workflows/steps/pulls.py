@@ -43,18 +43,21 @@ def publish_pull(
     draft: bool = False,
     retitle: bool = True,
     concerns: Sequence[str] = (),
+    new_head: bool = False,
 ) -> tuple[PullRequest, bool]:
     """Update pull request `number` (or the open one from `head`), else open one; True if new.
 
     An agent's security concerns make a new pull request a draft, and label it (new or not)
     with `labels.security_review`; the body names them. `retitle` False keeps a person's
-    title on a pull request the job only works on.
+    title on a pull request the job only works on. A `new_head` (not on origin before this
+    job pushed it) has no open pull request, so none is looked for.
     """
     github = env.github
     if env.instructions_used:
         used = ", ".join(f"`{p}`" for p in env.instructions_used)
         body = f"{body.rstrip()}\n\nRepository instructions used (default branch): {used}\n"
-    number = number if number is not None else open_pull(github, repo, head)
+    if number is None and not new_head:
+        number = open_pull(github, repo, head)
     if number is None:
         base = github.default_branch(repo)
         pr = github.create_pull(
