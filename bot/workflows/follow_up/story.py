@@ -211,6 +211,7 @@ class _FollowUp(ReviewReading):
             self.suggested.add(sha)
         if stop := unverified_stop(report):  # pushed as the IssueFixer's draft is, and marked
             self.gh.add_labels(self.repo, self.number, [self.cfg.labels.unverified])
+            self.gh.mark_draft(self.repo, self.number)
             return Outcome(what, commit=sha, gate="unverified", note=f"{output.summary}\n\n{stop}")
         return Outcome(what, commit=sha, gate="passed", note=output.summary)
 
