@@ -175,3 +175,22 @@ def test_a_writer_that_says_its_work_is_not_done_fails_its_stage(tmp_path: Path)
         assert result.status == JobStatus.FAILED
         assert result.error.startswith("test_writer failed for calc.py::triple: the agent reported")
         assert "reviewer" not in result.items[0]["stages"]
+
+
+def test_a_test_runner_that_is_not_installed_stops_cover_with_the_reason(tmp_path: Path) -> None:
+    """No test can run (the runner is missing and cannot be installed offline): /cover stops
+    before any agent works, saying why, instead of accepting unverified tests (issue #25)."""
+    t, script = team({"triple": Method("tests/test_calc.py", "")})
+    cfg = config()
+    missing = cfg.model_copy(
+        update={"validation": cfg.validation.model_copy(update={"test": "no-such-test-runner -q"})}
+    )
+    with world(tmp_path, script, files=BASE) as w:
+        head = push_files(w.remote, BRANCH, {"calc.py": BASE["calc.py"] + THREE}, start="main")
+        number = w.gh.add_pull(REPO, head=BRANCH, user="alice").number
+        result = cover(_job(number), w.env(missing))
+        assert result.status == JobStatus.UNVERIFIED, (result.error, result.summary)
+        assert "no-such-test-runner" in (result.error or ""), result.error
+        assert "no-such-test-runner" in w.gh.comments_on(REPO, number)[-1].body
+        assert w.llm.requests == [] and t.calls("triple") == 0
+        assert branch_sha(w.remote, BRANCH) == head

@@ -331,3 +331,21 @@ def test_a_ci_workflow_linked_out_of_the_tree_is_not_read(tmp_path: Path) -> Non
 
         assert isinstance(result, JobResult) and result.status == JobStatus.SUCCESS, result
         assert "HOST-SECRET" not in w.llm_requests_text()
+
+
+def test_an_unverified_gate_makes_the_pull_request_a_labelled_draft(tmp_path: Path) -> None:
+    """The test runner is not installed: the commit lands, but the pull request turns draft,
+    labelled `agent-unverified`, and the reply says the gate did not test it (issue #25)."""
+    yaml = fast_validation_yaml().replace(
+        next(ln for ln in fast_validation_yaml().splitlines() if "test:" in ln),
+        "  test: no-such-test-runner -q",
+    )
+    with world(tmp_path, DOC, repo_yaml=yaml) as w:
+        seed_pull(w)
+        done = door(w).handle(pr_comment_by("rev", "/fix say integers in the docstring"))
+        assert isinstance(done, JobResult) and done.status == JobStatus.UNVERIFIED, done
+        assert "agent-unverified" in w.gh.labels_on(REPO, 1)
+        (pull,) = w.gh.pulls(REPO)
+        assert pull.pull is not None and pull.pull.draft  # back to a draft, as the IssueFixer's
+        said = "\n".join(c.body for c in w.gh.comments_on(REPO, 1))
+        assert "unverified" in said and "no-such-test-runner" in said

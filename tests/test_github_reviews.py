@@ -99,3 +99,15 @@ def test_a_draft_is_marked_ready_through_graphql(gh: FakeGitHub) -> None:
     assert len(mutations) == 1
     gh.graphql_enabled = False
     assert client.mark_ready(REPO, draft.number) is False
+
+
+def test_a_ready_pull_request_is_turned_back_into_a_draft_through_graphql(gh: FakeGitHub) -> None:
+    ready = gh.add_pull(REPO, head="agentbot/fix-issue-3")
+    client = gh.client()
+    assert client.mark_draft(REPO, ready.number) is True
+    assert client.get_pull(REPO, ready.number).draft
+    assert client.mark_draft(REPO, ready.number) is True  # already a draft: no mutation
+    mutations = [c for c in gh.graphql_calls if "convertPullRequestToDraft" in c["query"]]
+    assert len(mutations) == 1
+    gh.graphql_enabled = False
+    assert client.mark_draft(REPO, ready.number) is False

@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 
 from bot.clock import SystemClock
+from bot.config import RepoConfig
 from bot.git import clone
 from bot.models import Job, JobKind, JobStatus
 from bot.outbound.guard import PushGuard
 from bot.tasks_md import parse_tasks
 from bot.workflows.implement.story import ImplementRun, TaskOutcome, implement
-from tests.e2e import BUGGY_FILES, REPO, World, world
+from tests.e2e import BUGGY_FILES, REPO, World, fast_validation_yaml, world
 from tests.fakes.anthropic import RecordedRequest, ScriptedReply, finish, reply, tool_use
 from tests.fakes.gitrepo import commits, file_url, git, push_files, read_file
 
@@ -345,3 +346,20 @@ def test_a_failing_gate_goes_back_into_the_tasks_own_conversation(tmp_path: Path
             "# Task T001" in json.dumps(r.json["messages"][0]) for r in repaired
         )
         assert "return 2" in (read_file(w.remote, BRANCH, "mod_t001.py") or "")
+
+
+def test_an_unverified_gate_stops_the_task_with_its_reason(tmp_path: Path) -> None:
+    """A test runner that is not installed: the task fails at once, saying why (issue #25)."""
+    yaml = fast_validation_yaml().replace(
+        next(ln for ln in fast_validation_yaml().splitlines() if "test:" in ln),
+        "  test: no-such-test-runner -q",
+    )
+    with world(tmp_path, [responder()] * 4, files=FILES) as w:
+        seed_branch(w, "## Phase 1\n- [ ] T001 Create mod_t001.py with a function\n")
+        result = implement(job(), w.env(RepoConfig.from_text(yaml)))
+        assert result.status == JobStatus.FAILED
+        (item,) = result.items
+        assert item["status"] == "failed"
+        assert "unverified" in item["detail"] and "no-such-test-runner" in item["detail"]
+        assert len(w.llm.requests) == 2  # one try: retrying cannot install the runner
+        assert "no-such-test-runner" in (result.error or "")

@@ -275,3 +275,31 @@ def test_a_version_module_generated_at_setup_is_there_in_both_runs(tmp_path: Pat
         section = proof_section(w)
     assert "fail on the base commit" in section, section
     assert "`src/calc/__init__.py` imported from the base checkout" in section, section
+
+
+def test_a_hatch_vcs_like_project_with_coloured_pytest_output_is_proven(tmp_path: Path) -> None:
+    """humanize's shape: `_version.py` ignored and written at setup, and pytest's addopts ask for
+    `--color=yes`, so the base run's summary is full of ANSI codes (issue #25, item 4)."""
+    init = "from calc._version import VERSION\n\n\n" + BUGGY_FILES["calc.py"]
+    files = {
+        "src/calc/__init__.py": init,
+        "tests/test_calc.py": BUGGY_FILES["tests/test_calc.py"],
+        "pyproject.toml": BUGGY_FILES["pyproject.toml"]
+        + '[tool.pytest.ini_options]\npythonpath = ["src"]\naddopts = "--color=yes"\n',
+        ".gitignore": "src/calc/_version.py\n",
+    }
+    setup = "printf 'VERSION = 1\\\\n' > src/calc/_version.py"
+    config = RepoConfig.from_text(
+        f'validation:\n  setup: "{setup}"\n  format: null\n  lint: null\n  typecheck: null\n'
+        f"  test: {sys.executable} -m pytest -q -p no:cacheprovider\n  fix_rounds: 1\n"
+    )
+    fix = {**FIX_EDIT, "path": "src/calc/__init__.py"}
+    script = [reply(tool_use(EDITOR, fix), tool_use(EDITOR, TEST_EDIT)), DONE]
+    with world(tmp_path, script, files=files) as w:
+        seed_issue(w)
+        result = fix_issue(job(), w.env(config))
+        assert result.status == JobStatus.SUCCESS, result.error
+        section = proof_section(w)
+    assert "fail on the base commit" in section, section
+    assert "| `tests/test_calc.py::test_add` | ❌ `assert -1 == 5`" in section, section
+    assert "\x1b[" not in section

@@ -331,3 +331,28 @@ def test_a_runner_that_cannot_start_rejects_red_and_commits_no_cycle(tmp_path: P
         assert reds and not any(v["ok"] for v in reds)
         assert all(str(v["reason"]).startswith("environment problem") for v in reds), reds
         assert "could not start" in str(reds[0]["reason"]), reds[0]
+
+
+def test_an_unverified_gate_stops_the_session_with_its_reason(tmp_path: Path) -> None:
+    """The gate's test stage finds no runner (the TDD suite, run with PYTHONDONTWRITEBYTECODE,
+    does): GREEN is not accepted, the session stops saying why, no cycle lands (issue #25)."""
+    _, script = team(straight())
+    py = sys.executable
+    test = (
+        'sh -c \'[ -n "$PYTHONDONTWRITEBYTECODE" ] || exec no-such-test-runner;'
+        f" PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 exec {py} -m pytest -q -p no:cacheprovider'"
+    )
+    with world(tmp_path, script, files=FILES) as w:
+        cfg = config().model_copy(
+            update={"validation": config().validation.model_copy(update={"test": test})}
+        )
+        result = tdd(issue(w), w.env(cfg))
+        assert result.status == JobStatus.FAILED, result
+        assert "unverified" in (result.error or "") and "no-such-test-runner" in (
+            result.error or ""
+        )
+        pushed = subprocess.run(
+            ["git", "for-each-ref", f"refs/heads/{BRANCH}"], cwd=w.remote,
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        assert pushed == ""  # no cycle was committed

@@ -98,6 +98,9 @@ class ValidationConfig(Section):
     test: str | None = "default"
     timeout_seconds: int = Field(default=900, gt=0)
     fix_rounds: int = Field(default=3, ge=0)
+    require_tests: bool = False
+    """A repository with no tests at all is unverified (a draft labelled `agent-unverified`)
+    instead of said plainly and opened ready."""
 
 
 class Limits(Section):

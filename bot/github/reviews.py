@@ -48,6 +48,12 @@ mutation($pull: ID!) {
 }
 """
 
+DRAFT_MUTATION = """
+mutation($pull: ID!) {
+  convertPullRequestToDraft(input: {pullRequestId: $pull}) { pullRequest { isDraft } }
+}
+"""
+
 
 class ReviewsAPI(RestCore):
     """Review comment calls, and the GraphQL call that resolves a thread."""
@@ -123,12 +129,20 @@ class ReviewsAPI(RestCore):
     def mark_ready(self, repo: str, number: int) -> bool:
         """Mark draft pull request `number` ready for review (GraphQL only: REST cannot);
         True when it is ready now, False where the server has no GraphQL."""
+        return self._set_draft(repo, number, draft=False)
+
+    def mark_draft(self, repo: str, number: int) -> bool:
+        """Turn pull request `number` back into a draft (GraphQL only); False without GraphQL."""
+        return self._set_draft(repo, number, draft=True)
+
+    def _set_draft(self, repo: str, number: int, *, draft: bool) -> bool:
         owner, name = split_repo(repo)
         try:
             data = self._graphql(PULL_ID_QUERY, {"owner": owner, "name": name, "number": number})
             pull = data["repository"]["pullRequest"]
-            if pull["isDraft"]:
-                self._graphql(READY_MUTATION, {"pull": pull["id"]}, write=True)
+            if bool(pull["isDraft"]) != draft:
+                mutation = DRAFT_MUTATION if draft else READY_MUTATION
+                self._graphql(mutation, {"pull": pull["id"]}, write=True)
         except GitHubError as exc:
             if exc.status in (404, 410):
                 return False

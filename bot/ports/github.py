@@ -139,6 +139,10 @@ class GitHubWrites(Protocol):
         """Mark a draft pull request ready for review; False where GraphQL is unavailable."""
         ...
 
+    def mark_draft(self, repo: str, number: int) -> bool:
+        """Turn a pull request back into a draft; False where GraphQL is unavailable."""
+        ...
+
     def create_check_run(self, repo: str, **run: Unpack[CheckRunStart]) -> int:
         """Create a check run on a commit; returns its id."""
         ...
@@ -277,6 +281,10 @@ class GitHubProxy:
     def mark_ready(self, repo: str, number: int) -> bool:
         """Forwarded."""
         return self.inner.mark_ready(repo, number)
+
+    def mark_draft(self, repo: str, number: int) -> bool:
+        """Forwarded."""
+        return self.inner.mark_draft(repo, number)
 
     def create_check_run(self, repo: str, **run: Unpack[CheckRunStart]) -> int:
         """Forwarded."""

@@ -108,6 +108,11 @@ class RecordingGitHub(GitHubProxy):
         self._record(f"mark {repo}#{number} ready for review")
         return True
 
+    def mark_draft(self, repo: str, number: int) -> bool:
+        """Recorded."""
+        self._record(f"turn {repo}#{number} back into a draft")
+        return True
+
     def create_check_run(self, repo: str, **run: Unpack[CheckRunStart]) -> int:
         """Recorded; returns a made-up id."""
         status, sha = run.get("status", "in_progress"), run["head_sha"][:12]

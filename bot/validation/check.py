@@ -53,6 +53,7 @@ class Check:
     clock: Clock
     emit: Callable[[QualityGateResult], None]
     disabled: frozenset[str] = frozenset()
+    require_tests: bool = False
 
     @cached_property
     def chosen(self) -> dict[str, tuple[StageSpec | None, list[str]]]:
@@ -117,7 +118,10 @@ class Check:
             return QualityGateResult(gate_name=name, status="skipped", warning=note), None, [], []
         if spec is None:
             why = DISABLED if stage in self.disabled else over or self.senv.profile.note(stage)
-            return QualityGateResult(gate_name=name, status="skipped", warning=why), None, [], []
+            skipped = QualityGateResult(gate_name=name, status="skipped", warning=why)
+            if stage == "test" and why != DISABLED and not has_test_files(self.senv.repo):
+                skipped = self._no_tests(skipped, f"no test command found ({why})")
+            return skipped, None, [], []
         gate = QualityGateResult(
             gate_name=name, status="skipped", command=spec.command, source=spec.source,
             warning="; ".join(n for n in (spec.note, f"passed over: {over}" if over else "") if n),
@@ -161,8 +165,7 @@ class Check:
         if stage == "test":
             judged, tests, new, pre = judge_tests(gate, spec.runner, result, base)
             if _found_none(judged, tests) and not has_test_files(self.senv.repo):
-                note = f"{NO_TESTS}: the runner found none, and no file looks like a test"
-                judged = gate.model_copy(update={"status": "skipped", "warning": note})
+                judged = self._no_tests(gate, "the runner found none, and no file is a test")
             return self._base_note(judged), tests, new, pre
         found = parse_diagnostics(result.output, (self.senv.repo,))
         if spec.pre_commit:
@@ -173,6 +176,13 @@ class Check:
             ]
         judged = judge_diagnostics(gate, spec, result, found, base, lambda: self.maps)
         return self._base_note(judged), None, [], []
+
+    def _no_tests(self, gate: QualityGateResult, why: str) -> QualityGateResult:
+        """No tests at all: skipped and said plainly, unverified when tests are required."""
+        if not self.require_tests:
+            return gate.model_copy(update={"status": "skipped", "warning": f"{NO_TESTS}: {why}"})
+        note = f"{NO_TESTS} ({why}), and `validation.require_tests` is on: add a test"
+        return gate.model_copy(update={"status": "unverified", "warning": note})
 
     def _unverified(self, gate: QualityGateResult, tool: str) -> QualityGateResult:
         """A stage whose runner setup could not provide: skipped, naming the tool and the fix."""

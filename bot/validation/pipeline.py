@@ -129,6 +129,7 @@ class _Pipeline:
             senv=env.senv, specs=env.specs, flags=env.flags, changed=env.changed, base=base,
             base_asked=self.base_asked, guard=TreeGuard(self.repo), timeout=timeout,
             clock=self.clock, emit=self._emit, disabled=self.disabled,
+            require_tests=self.config.require_tests,
         )  # fmt: skip
         try:
             report = check.run(env.setup)

@@ -45,9 +45,6 @@ TOOL = {"python": "git", "javascript": "npm", "typescript": "npm", "rust": "carg
 # Cases the product does not yet get right, each with its diagnosis; strict, so a fix that
 # makes one pass turns the suite red until it is taken off this list.
 KNOWN = {
-    "humanize-naturalsize-float": "issue #25 item 4: hatch-vcs writes src/humanize/_version.py"
-    " only into the installed copy, so the proof's base run cannot import the base tree and"
-    " the change's tests 'already pass on the base' (Unproven)",
     "semver-compare-subclass": "issue #25: tox's pytest exits 4 on both sides before any test"
     " runs (unverified); the cause (its conftest's imports?) is not found yet",
     "tomlkit-inline-table-delete": "fixture: git archive dropped the submodules tests/toml-test"

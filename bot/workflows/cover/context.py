@@ -11,6 +11,7 @@ from bot import treefs
 from bot.cost import BudgetTracker
 from bot.cover.metadata import MetadataStore
 from bot.cover.runners import PytestRunner, SuiteRunner, runner_for
+from bot.errors import AgentbotError
 from bot.git import Workspace
 from bot.git.changes import changed_paths
 from bot.models import AgentResult
@@ -18,8 +19,16 @@ from bot.outbound.paths import TEST_PATH
 from bot.ports import JobEnv
 from bot.roles import Role
 from bot.session import Session
+from bot.validation.commands import how_to_declare
 from bot.validation.repo_env import ensure_coverage_py, prepare
+from bot.validation.runner import missing_program
 from bot.workflows.steps.agents import open_session, run_role
+
+
+class TestsUnverified(AgentbotError):
+    """The repository's test command cannot run here: no test /cover writes could be verified."""
+
+    __test__ = False  # not a pytest test class
 
 
 @dataclass
@@ -95,6 +104,11 @@ def open_context(
     senv, test_cmd = prepare(
         ws.path, cfg.validation, data_dir=env.data_dir, clock=env.clock, sandbox=env.sandbox
     )
+    if test_cmd and (tool := missing_program(test_cmd, cwd=ws.path, env=senv.env)):
+        raise TestsUnverified(
+            f"the test command `{test_cmd}` cannot run: "
+            + how_to_declare(tool, senv.profile.name).removeprefix("unverified: ")
+        )
     timeout = float(cfg.validation.timeout_seconds)
     runners: dict[str, SuiteRunner] = {}
     for lang in sorted(languages):

@@ -29,7 +29,7 @@ from bot.git import Workspace
 from bot.models import Job, JobResult, JobStatus
 from bot.ports import JobEnv
 from bot.report import Step, StepState
-from bot.workflows.cover.context import CoverContext, open_context
+from bot.workflows.cover.context import CoverContext, TestsUnverified, open_context
 from bot.workflows.cover.repo import changed_methods, measure
 from bot.workflows.cover.result import items as result_items
 from bot.workflows.cover.result import nothing_message, squash
@@ -124,9 +124,14 @@ class CoverRun(Flow):
         start = ws.head_sha()
         # What leaves is judged from the PR's head: only our commit, never the PR's own code.
         ws.push_guard = push_guard(start, self.cfg.limits)
-        ctx = open_context(
-            self.env, ws, self.job.repo, branch, {m.language for m in methods}, self.budget
-        )
+        try:
+            ctx = open_context(
+                self.env, ws, self.job.repo, branch, {m.language for m in methods}, self.budget
+            )
+        except TestsUnverified as exc:  # tests that cannot run would be accepted unverified
+            return self.end(
+                JobStatus.UNVERIFIED, f"**Stopped (unverified)**: {exc}", error=str(exc)
+            )
         # The data folder may be new (an Action's runner): the PR's report brings the cache.
         ctx.store.seed(self.carried)
         for m in methods:

@@ -39,7 +39,7 @@ from bot.workflows.steps.fork_delivery import Branch, check_out, deliver
 from bot.workflows.steps.limits import push_guard, worktree_problems
 from bot.workflows.steps.progress import label_failure
 from bot.workflows.steps.proof import prove
-from bot.workflows.steps.validate import validate
+from bot.workflows.steps.validate import unverified_stop, validate
 from bot.workflows.steps.workspace import open_workspace
 
 log = logging.getLogger("agentbot.job")
@@ -209,6 +209,10 @@ class _FollowUp(ReviewReading):
         if got.how == "review":
             sha = got.url or "a review"
             self.suggested.add(sha)
+        if stop := unverified_stop(report):  # pushed as the IssueFixer's draft is, and marked
+            self.gh.add_labels(self.repo, self.number, [self.cfg.labels.unverified])
+            self.gh.mark_draft(self.repo, self.number)
+            return Outcome(what, commit=sha, gate="unverified", note=f"{output.summary}\n\n{stop}")
         return Outcome(what, commit=sha, gate="passed", note=output.summary)
 
     def undo(self, before: str, outcome: Outcome) -> Outcome:
@@ -245,6 +249,8 @@ class _FollowUp(ReviewReading):
         commits = [o.commit for o in self.outcomes if o.commit]
         failed = [o for o in self.outcomes if o.gate and not o.commit]
         status = JobStatus.FAILED if failed else JobStatus.SUCCESS
+        if not failed and any(o.gate == "unverified" for o in self.outcomes):
+            status = JobStatus.UNVERIFIED
         if not commits and not failed:
             status = JobStatus.NEUTRAL
         summary = f"{len(commits)} commit(s) for {len(self.outcomes)} follow-up item(s)"

@@ -30,10 +30,14 @@ from bot.workflows.implement.tasks_file import find_tasks
 from bot.workflows.steps.agents import role_conversation, unmet
 from bot.workflows.steps.flow import Flow
 from bot.workflows.steps.limits import push_guard, refuse, worktree_problems
-from bot.workflows.steps.validate import validate
+from bot.workflows.steps.validate import unverified_stop, validate
 from bot.workflows.steps.workenv import WorkEnv, prepare_workenv
 
 TRIES = 3
+
+
+class GateUnverified(Exception):
+    """The task's gate passed without testing it: the task stops, not accepted."""
 
 
 @dataclass
@@ -152,6 +156,9 @@ class TaskWork(Flow):
                 break
             except AgentError as exc:
                 detail = str(exc)
+            except GateUnverified as exc:  # another try cannot install a missing runner
+                detail = str(exc)
+                break
             if not detail:
                 self.log(
                     f"task {task.id} finished t={self.env.clock.monotonic():.3f} (try {attempt})"
@@ -193,6 +200,8 @@ class TaskWork(Flow):
             gate = report.failing_gate
             out = gate.command_result.output[-2000:] if gate and gate.command_result else ""
             return f"validation failed at {gate.gate_name if gate else 'test'}: {out}"
+        if stop := unverified_stop(report):
+            raise GateUnverified(stop)
         self.keep_tasks_file(ws, task, start)  # a Fixer round may have ticked it
         self.reports[task.id] = report
         return ""

@@ -25,3 +25,11 @@ def validate(
         sandbox=env.sandbox,
         commands_from=env.commands_from,
     )
+
+
+def unverified_stop(report: ValidationReport) -> str:
+    """Why a passing gate cannot be accepted: the stages it could not verify (else empty)."""
+    if not report.passed or not report.unverified:
+        return ""
+    stages = "; ".join(f"{g.gate_name}: {g.warning}" for g in report.unverified)
+    return f"the gate is unverified (the change was not tested): {stages}"

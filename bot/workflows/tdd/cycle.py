@@ -34,6 +34,7 @@ from bot.tdd.table import feat_message, refactor_message
 from bot.tdd.verdict import Verdict, excerpt, judge_green, judge_red
 from bot.validation import run_validation
 from bot.workflows.steps.agents import role_conversation
+from bot.workflows.steps.validate import unverified_stop
 from bot.workflows.steps.workenv import WorkEnv
 from bot.workflows.tdd import files
 from bot.workflows.tdd.journal import Journal
@@ -280,6 +281,8 @@ class Engine:
             clock=self.env.clock,
             sandbox=self.env.sandbox,
         )
+        if stop := unverified_stop(report):  # another attempt cannot install a missing tool
+            raise CycleFailed(stop)
         if report.passed:
             self.gate = report
             return Verdict(True, "green and the gate passed")

@@ -226,7 +226,7 @@ def graphql(store: Store, req: Req) -> Resp:
     body = req.json if isinstance(req.json, dict) else {}
     query, variables = str(body.get("query") or ""), body.get("variables") or {}
     store.graphql_calls.append({"query": query, "variables": variables})
-    if "markPullRequestReadyForReview" in query or "isDraft" in query:
+    if "isDraft" in query:
         return _pull_ready(store, query, variables)
     if "resolveReviewThread" in query:
         root = int(str(variables.get("thread", "")).removeprefix("PRRT_") or 0)
@@ -265,9 +265,13 @@ def _thread_nodes(store: Store, root: int) -> list[dict[str, Any]]:
     ]
 
 
+_DRAFT_MUTATIONS = {"markPullRequestReadyForReview": False, "convertPullRequestToDraft": True}
+
+
 def _pull_ready(store: Store, query: str, variables: dict[str, Any]) -> Resp:
     """A pull request's node id and draft flag (`PR_<repo>#<number>`), or marking it ready."""
-    if "markPullRequestReadyForReview" in query:
+    mutation = next((m for m in _DRAFT_MUTATIONS if m in query), "")
+    if mutation:
         repo, _, num = str(variables.get("pull", "")).removeprefix("PR_").rpartition("#")
     else:
         repo, num = (
@@ -278,9 +282,9 @@ def _pull_ready(store: Store, query: str, variables: dict[str, Any]) -> Resp:
     issue = store.repos[repo].issues.get(number) if repo in store.repos else None
     if issue is None or issue.pull is None:
         return Resp(200, {"data": None, "errors": [{"message": "Could not resolve"}]})
-    if "markPullRequestReadyForReview" in query:
-        issue.pull.draft = False
-        ready = {"pullRequest": {"isDraft": False}}
-        return Resp(200, {"data": {"markPullRequestReadyForReview": ready}})
+    if mutation:
+        issue.pull.draft = _DRAFT_MUTATIONS[mutation]
+        done = {"pullRequest": {"isDraft": issue.pull.draft}}
+        return Resp(200, {"data": {mutation: done}})
     node = {"id": f"PR_{repo}#{number}", "isDraft": issue.pull.draft}
     return Resp(200, {"data": {"repository": {"pullRequest": node}}})

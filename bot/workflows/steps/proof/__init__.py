@@ -23,7 +23,7 @@ from bot.clock import Clock
 from bot.git import Workspace
 from bot.models import TestResult
 from bot.validation import run_command
-from bot.validation.parsers import parse_test_counts
+from bot.validation.parsers import parse_test_counts, strip_ansi
 from bot.validation.unittest_counts import parse_unittest
 from bot.workflows.steps.finish_check import is_test
 from bot.workflows.steps.proof.trees import (
@@ -205,7 +205,8 @@ def _run(
             command, path, env=env, timeout=600, clock=clock, sandbox=senv.sandbox,
             writable=writable, readable=[senv.repo],
         )  # fmt: skip
-    output = result.output
+    # A project's own `--color=yes` (humanize's addopts) colours the summary the verdict reads.
+    output = strip_ansi(result.output)
     counts = parse_unittest(output) if runner == "unittest" else parse_test_counts(runner, output)
     return _Run(result.exit_code, output, counts, origin, inside)
 
