@@ -345,6 +345,10 @@ def test_a_failing_gate_goes_back_into_the_tasks_own_conversation(tmp_path: Path
         assert repaired and all(
             "# Task T001" in json.dumps(r.json["messages"][0]) for r in repaired
         )
+        # Its own earlier turns, then the gate's output: the failing assertion.
+        said = json.dumps(repaired[0].json["messages"])
+        assert said.index("return 1") < said.index("Validation failed after your change")
+        assert "assert 1 == 2" in said
         assert "return 2" in (read_file(w.remote, BRANCH, "mod_t001.py") or "")
 
 
