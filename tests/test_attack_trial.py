@@ -130,7 +130,7 @@ def _fixing_script(summary: str) -> list[Step]:
     ]
 
 
-def _run_action(tmp_path: Path, summary: str) -> tuple[str, str, World]:  # noqa: F821
+def _run_action(tmp_path: Path, summary: str) -> tuple[str, str, subprocess.CompletedProcess[str]]:
     from tests.fakes.gitrepo import clone_branch
     from tests.test_cli_run import AGENTBOT, actions_env, labeled_payload
 
