@@ -60,7 +60,7 @@ def test_with_the_fakes_configured_every_check_passes(tmp_path: Path) -> None:
         )
         assert [c.path for c in gh.calls] == ["/rate_limit"]
     assert proc.returncode == 0, proc.stdout
-    assert set(lines(proc)) == {"llm", "github", "data dir", "queue", "sandbox"}
+    assert set(lines(proc)) == {"llm", "github", "data dir", "queue", "sandbox", "job timeout"}
     assert set(lines(proc).values()) == {"ok"}
     assert "as token (4999/5000 requests left this hour)" in proc.stdout
 
@@ -124,3 +124,19 @@ def test_a_bad_queue_url_is_one_line_without_its_password(
     for part in {password, *password.split(), password.replace("%", "")}:
         assert part not in out, line
     assert "Xq7" not in out, line
+
+
+def test_a_bad_job_timeout_is_a_failed_check(tmp_path: Path) -> None:
+    proc = doctor(tmp_path, {"AGENTBOT_JOB_TIMEOUT": "an hour"})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert lines(proc)["job timeout"] == "FAIL"
+    assert "AGENTBOT_JOB_TIMEOUT must be a number of seconds" in proc.stdout
+    assert lines(doctor(tmp_path, {}))["job timeout"] == "ok"
+
+
+def test_a_repo_named_with_repo_that_is_no_checkout_fails(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    proc = doctor(tmp_path, {}, "--repo", str(plain))
+    assert lines(proc)["repo config"] == "FAIL", proc.stdout
+    assert "not a git checkout" in proc.stdout

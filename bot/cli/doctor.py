@@ -13,6 +13,7 @@ import typer
 
 from bot.cli.app import EXIT_FAILED, EXIT_OK, app
 from bot.config import REPO_CONFIG_PATH, RepoConfig, Settings, load_settings
+from bot.deadline import job_timeout
 from bot.errors import AgentbotError, ConfigError
 
 DOCTOR_CONNECT_SECONDS = 5.0
@@ -119,8 +120,18 @@ def check_sandbox(settings: Settings) -> Check:
     return Check("sandbox", False, f"{status.reason}; the App refuses jobs without one")
 
 
-def check_repo_config(repo: Path) -> Check | None:
-    """The checkout's `.github/agentbot.yml` parses; None outside a git checkout."""
+def check_job_timeout() -> Check:
+    """`AGENTBOT_JOB_TIMEOUT` reads (serve and worker refuse to start otherwise)."""
+    try:
+        seconds = job_timeout()
+    except ConfigError as exc:
+        return Check("job timeout", False, str(exc))
+    return Check("job timeout", True, f"a job is stopped after {seconds:g} s")
+
+
+def check_repo_config(repo: Path, named: bool) -> Check | None:
+    """The checkout's `.github/agentbot.yml` parses; outside a git checkout None, or a failed
+    check when the folder was named with `--repo`."""
     inside = subprocess.run(
         ["git", "-C", str(repo), "rev-parse", "--show-toplevel"],
         capture_output=True,
@@ -128,7 +139,7 @@ def check_repo_config(repo: Path) -> Check | None:
         check=False,
     )
     if inside.returncode != 0:
-        return None
+        return Check("repo config", False, f"{repo}: not a git checkout") if named else None
     top = Path(inside.stdout.strip())
     path = top / REPO_CONFIG_PATH
     if not path.is_file():
@@ -152,7 +163,8 @@ def doctor(
         ),
     ] = Path(),
 ) -> None:
-    """Check the LLM key, GitHub, data dir, queue, sandbox and repo config; exit 0 if all pass."""
+    """Check the LLM key, GitHub, data dir, queue, sandbox, job timeout and repo config; exit 0
+    if all pass."""
     settings = load_settings()
     checks: list[Callable[[], Check | None]] = [
         lambda: check_llm(settings),
@@ -160,7 +172,8 @@ def doctor(
         lambda: check_data_dir(settings),
         lambda: check_queue(settings),
         lambda: check_sandbox(settings),
-        lambda: check_repo_config(repo),
+        check_job_timeout,
+        lambda: check_repo_config(repo, named=repo != Path()),
     ]
     failed = 0
     for run in checks:
