@@ -85,3 +85,14 @@ def test_a_bad_installation_cap_is_one_line_naming_it(
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and name in lines[0] and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("command", ["usage", "stats"])
+def test_a_command_that_only_reads_creates_no_queue(tmp_path: Path, command: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTBOT_", "GITHUB_"))}
+    env.update(HOME=str(tmp_path / "home"), AGENTBOT_DATA_DIR=str(tmp_path / "data"))
+    proc = subprocess.run(
+        [*CLI, command], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert not list(tmp_path.rglob("*.db")), list(tmp_path.rglob("*"))

@@ -7,6 +7,7 @@ import logging
 import os
 import re
 import subprocess
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +21,7 @@ from bot.errors import ConfigError
 from bot.logs import setup_logging
 from bot.models import Job, JobResult
 from bot.ports import FactCache, JobEnv
+from bot.queue import JobQueue
 from bot.report import step_summary
 from bot.sandbox import Sandbox, SandboxPolicy, SandboxStatus
 from bot.secrets import redact, register_environment
@@ -177,3 +179,24 @@ def pushed_branch(repo_dir: Path, github_repo: str | None) -> tuple[str, str]:
         raise usage_error(f"{repo_dir} is not on a branch: check out the branch to work on")
     require_pushed(repo_dir, branch)
     return branch, check_repo_name(github_repo) if github_repo else repo_from_origin(repo_dir)
+
+
+@contextmanager
+def reading_queue(url: str) -> Iterator[JobQueue]:
+    """The queue for a command that only reads it: an SQLite file that does not exist yet
+    reads as an empty queue and is not created (nothing is written by looking)."""
+    from bot.queue import open_queue
+
+    if url.startswith("sqlite:///") and not Path(url[len("sqlite:///") :]).exists():
+        with tempfile.TemporaryDirectory() as empty:
+            queue = open_queue(f"sqlite:///{empty}/empty.db")
+            try:
+                yield queue
+            finally:
+                queue.close()
+        return
+    queue = open_queue(url)
+    try:
+        yield queue
+    finally:
+        queue.close()

@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from bot.cli._common import check_repo_name
+from bot.cli._common import check_repo_name, reading_queue
 from bot.cli.app import app
 from bot.config import Settings, load_settings
 from bot.queue import JobQueue, open_queue
@@ -46,16 +46,17 @@ def stats(
 
     settings = load_settings()
     repos = [check_repo_name(repo)] if repo else []
-    queue = open_queue(settings.queue)
-    try:
-        if do_backfill:
+    if do_backfill:  # it writes what it reads into the queue
+        queue = open_queue(settings.queue)
+        try:
             known = repos or sorted({j.repo for j in queue.list(100_000) if j.repo})
             n = backfill(settings, queue, known)
             if not as_json:
                 typer.echo(f"backfilled {n} pull request(s) from {len(known)} repositories")
+        finally:
+            queue.close()
+    with reading_queue(settings.queue) as queue:
         figures = load_stats(queue, repo or None)
-    finally:
-        queue.close()
     if as_json:
         typer.echo(json.dumps(figures, indent=2, default=str))
         return

@@ -6,11 +6,10 @@ import json
 
 import typer
 
-from bot.cli._common import check_repo_name
+from bot.cli._common import check_repo_name, reading_queue
 from bot.cli.app import app
 from bot.clock import SystemClock
 from bot.config import load_settings
-from bot.queue import open_queue
 from bot.stats.caps import period_start
 from bot.stats.usage import usage_rows, usage_text
 
@@ -24,8 +23,7 @@ def usage(
     settings = load_settings()
     only = check_repo_name(repo) if repo else None
     now = SystemClock().now()
-    queue = open_queue(settings.queue)
-    try:
+    with reading_queue(settings.queue) as queue:
         rows = usage_rows(
             repos={r.repo for r in queue.spend_rows(period_start("month", now))},
             repo_caps=queue.repo_caps(),
@@ -35,8 +33,6 @@ def usage(
             now=now,
             only=only,
         )
-    finally:
-        queue.close()
     if as_json:
         typer.echo(json.dumps({"now": now.isoformat(), "caps": rows}, indent=2))
         return
