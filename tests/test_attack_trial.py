@@ -282,11 +282,6 @@ def test_attack_runner_log_and_tool_cache_paths(monkeypatch: pytest.MonkeyPatch)
     assert "/actions-runner/" not in sent, sent
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="REACHED (low): a local path spelled otherwise (`//`, `/./`, JSON-escaped, "
-    "URL-encoded) is not recognised",
-)
 @pytest.mark.parametrize(
     "spelling",
     ["/home//gh/.ssh", "/home/./gh/.ssh", "\\/home\\/gh\\/.ssh", "%2Fhome%2Fgh%2F.ssh"],

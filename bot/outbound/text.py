@@ -164,8 +164,17 @@ def without_local_paths(text: str) -> str:
     """`text` with this machine's folders (home, data dir, workspace, temp) as placeholders."""
     for root, shown in _local_roots():
         if len(root) > 1:
-            text = re.sub(re.escape(root) + r"(?=/|\b|$)", shown, text)
+            text = re.sub(_spelled(root) + r"(?=/|\\/|%2[fF]|\b|$)", shown, text)
     return text
+
+
+# A folder separator however a text may spell it: doubled, `/./`, JSON's `\/`, URL's `%2F`.
+_SEP = r"(?:(?:/|\\/|%2[fF])+(?:\.(?:/|\\/|%2[fF])+)*)"
+
+
+def _spelled(root: str) -> str:
+    """A pattern for `root` in every spelling of its separators."""
+    return _SEP + _SEP.join(re.escape(part) for part in root.strip("/").split("/"))
 
 
 @dataclass(frozen=True)
