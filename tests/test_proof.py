@@ -4,6 +4,7 @@ real git worktrees and real pytest runs."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,11 @@ def test_a_test_that_already_passes_on_base_is_sent_back_once_then_unproven(
     assert pull["draft"] is True and "✅ success" not in body
     assert any("agent-unverified" in str(lab) for lab in labels), labels
     assert all(c.get("conclusion") != "success" for c in checks), checks
+    # The session's status.json tells the job's outcome as the PR and the check run do.
+    [status] = (tmp_path / "data" / "sessions").glob("*/status.json")
+    told_status = json.loads(status.read_text())
+    assert told_status["job_outcome"] == "unproven", told_status
+    assert result.error and result.error in told_status["known_issues"], told_status
 
 
 def test_an_agent_that_does_not_finish_after_its_send_back_is_no_success(

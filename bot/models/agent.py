@@ -143,3 +143,6 @@ class SessionStatusFile(Model):
     known_issues: list[str] = Field(default_factory=list)
     last_ci_result: Literal["unknown", "green", "red"] = "unknown"
     last_update: datetime = Field(default_factory=utcnow)
+    job_outcome: str | None = None
+    """The job's outcome as its PR, check run and log tell it (`success`, `unproven`, …); the
+    agent's own `status` may differ (an agent that finished OK in an unproven job)."""

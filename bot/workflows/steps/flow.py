@@ -14,6 +14,7 @@ from bot.agent import Conversation, FinishCheck
 from bot.errors import AgentbotError, AgentError, LimitsExceeded
 from bot.git import Workspace
 from bot.models import AgentOutput, AgentResult, Job, JobResult, JobStatus, ValidationReport
+from bot.models.agent import SessionStatusFile
 from bot.ports import JobEnv
 from bot.roles import FIXER, Role
 from bot.roles.fixer import feedback_message, repair_task
@@ -173,7 +174,10 @@ class Flow:
             raise Stop(self.fail(f"the change breaks the repository's limits: {problems}"))
 
     def finished(self, status: JobStatus, *, error: str = "") -> JobResult:
-        """The result with its final status, usage and end time."""
+        """The result with its final status, usage and end time; the session's status.json
+        says the same outcome."""
+        if self._session is not None:
+            self._tell_session(status, error)
         return self.result.model_copy(
             update={
                 "status": status,
@@ -184,6 +188,16 @@ class Flow:
                 "finished_at": self.env.clock.now(),
             }
         )
+
+    def _tell_session(self, status: JobStatus, error: str) -> None:
+        assert self._session is not None
+        try:
+            current = self._session.read_status()
+        except (OSError, ValueError):  # no agent ran yet: start the file
+            current = SessionStatusFile(session=self._session.name)
+        issues = [*current.known_issues, error] if error else current.known_issues
+        update = {"job_outcome": status.value, "known_issues": issues}
+        self._session.write_status(current.model_copy(update=update))
 
     def neutral(self, reason: str) -> JobResult:
         """Nothing to do: no writes at all."""
