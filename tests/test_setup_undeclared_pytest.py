@@ -24,20 +24,13 @@ from tests.test_fix_issue import fix_script
 from tests.test_follow_up import pr_comment_by
 from tests.test_implement import FILES as IMPLEMENT_FILES
 from tests.test_implement import responder
+from tests.test_setup_cover import CONFIG
 from tests.test_tdd_python import FILES as TDD_FILES
 from tests.test_tdd_python import KATA, straight
 from tests.test_validation import _closure, _repack, offline_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
-CONFIG = """\
-validation:
-  format: null
-  lint: null
-  typecheck: null
-  test: python -m pytest -q
-  fix_rounds: 1
-"""
 COUNTED = re.compile(r"(\d+)/(\d+) passed")
 
 
