@@ -3,8 +3,8 @@ comments, the step summary and session artifacts.
 
 It finds two things. The exact values of the job's own secrets (passed in: the registry of
 every value the bot holds, whatever the variable's name), also when encoded the cheap ways
-a model asked to smuggle them would try: base64 (standard and URL-safe, at any byte
-offset), hex, URL-quoting, JSON escaping, reversed, spelled with escapes (`%5a`, `\\x5a`,
+a model asked to smuggle them would try: base64 (standard and URL-safe) and base32, at any
+byte offset, hex, URL-quoting, JSON escaping, reversed, spelled with escapes (`%5a`, `\\x5a`,
 `\\u005a`, `&#90;`), and split into pieces by anything but letters and digits (string
 literals joined with `+` across lines, dots, zero-width spaces). And credential-shaped
 strings, from detect-secrets' regex detectors (GitHub, AWS, Slack, OpenAI, private keys,
@@ -131,12 +131,25 @@ def _base64_cores(raw: bytes) -> set[str]:
     return cores
 
 
+def _base32_cores(raw: bytes) -> set[str]:
+    """The base32 text of `raw` that is the same wherever `raw` sits (5-byte groups)."""
+    cores = set()
+    for offset in range(5):
+        encoded = base64.b32encode(b"\0" * offset + raw).decode()
+        first = -(-offset // 5)
+        last = (offset + len(raw)) // 5
+        core = encoded[first * 8 : last * 8]
+        if len(core) >= MIN_SECRET_LENGTH:
+            cores |= {core, core.lower()}
+    return cores
+
+
 def variants(value: str) -> set[str]:
     """`value` and the encodings of it the scanner also looks for."""
     raw = value.encode()
     found = {value, value[::-1], raw.hex(), raw.hex().upper(), quote(value, safe="")}
     found.add(json.dumps(value)[1:-1])
-    found |= _base64_cores(raw)
+    found |= _base64_cores(raw) | _base32_cores(raw)
     return {v for v in found if len(v) >= MIN_SECRET_LENGTH}
 
 
