@@ -9,24 +9,27 @@ def reach(changed: list[str], judges: dict[str, str]) -> set[str]:
     return referenced(changed, judges, lambda path: [judges[path].encode()])
 
 
-def test_modules_a_conftest_loads_or_imports() -> None:
+def test_modules_a_conftest_loads_or_takes_hooks_from() -> None:
     conftest = (
-        "from helpers.hooks import *\nimport support\nfrom . import local\n"
+        "from helpers.hooks import *\nfrom .local import pytest_runtest_makereport\n"
+        "import mypkg\nfrom mypkg.core import thing\n"
         "pytest_plugins = ['tests.plugin', 'pkg.fixtures']\n"
     )
-    changed = ["helpers/hooks.py", "support/__init__.py", "tests/local.py",
-               "tests/plugin.py", "src/pkg/fixtures.py", "tests/test_x.py", "other.py"]  # fmt: skip
+    changed = ["helpers/hooks.py", "tests/local.py", "tests/plugin.py", "src/pkg/fixtures.py",
+               "mypkg/__init__.py", "mypkg/core.py", "tests/test_x.py"]  # fmt: skip
     found = reach(changed, {"tests/conftest.py": conftest})
-    assert found == set(changed) - {"tests/test_x.py", "other.py"}
+    # The package under test, imported plainly, is no judge: a fix to it is the change.
+    assert found == {"helpers/hooks.py", "tests/local.py", "tests/plugin.py", "src/pkg/fixtures.py"}
 
 
 def test_scripts_a_command_runs() -> None:
     judges = {
         "Makefile": "test:\n\tsh scripts/test.sh && ./tools/check\n",
-        "web/package.json": '{"scripts": {"test": "node ./run.js"}}',
+        "web/package.json": '{"main": "index.js", "scripts": {"test": "node ./run.js"}}',
     }
     changed = ["scripts/test.sh", "tools/check", "web/run.js", "run.js", "scripts/test.sh.bak",
-               "a/scripts/test.sh"]  # fmt: skip
+               "a/scripts/test.sh", "web/index.js"]  # fmt: skip
+    # The package's entry point (`main`) is the code under test, not a command of the judge.
     assert reach(changed, judges) == {"scripts/test.sh", "tools/check", "web/run.js"}
 
 

@@ -1,7 +1,7 @@
 """Files the judge files reach: they define the judge too (issue #25, the attacker trial).
 
 A judge file can hand its work to another file: a conftest loads a module through
-`pytest_plugins` or imports one (a star import puts that module's hooks in the conftest), a
+`pytest_plugins` or imports its hooks (`from m import *`, `from m import pytest_…`), a
 Makefile recipe, package.json script, tox or nox command runs a script. A change to such a
 file redefines the judge as much as a change to the judge file itself, so it is one.
 Found from the base's judge files and the change's (either may point at it). Pure.
@@ -10,6 +10,7 @@ Found from the base's judge files and the change's (either may point at it). Pur
 from __future__ import annotations
 
 import ast
+import json
 import posixpath
 import re
 from collections.abc import Callable, Collection
@@ -32,8 +33,26 @@ def referenced(
             if judge.rsplit("/", 1)[-1] == "conftest.py":
                 found |= _modules(judge, text) & set(changed)
             elif _RUNNERS.search(judge):
-                found |= {p for p in changed if _runs(text, judge, p)}
+                commands = _commands(judge, text)
+                found |= {p for p in changed if _runs(commands, judge, p)}
     return found
+
+
+def _commands(judge: str, text: str) -> str:
+    """The commands a judge file runs: package.json's scripts, a Makefile's or justfile's
+    recipe lines, pre-commit's entries; tox and nox files whole (their commands are code)."""
+    name = judge.rsplit("/", 1)[-1]
+    if name == "package.json":
+        try:
+            scripts = json.loads(text).get("scripts") or {}
+        except (ValueError, AttributeError):
+            return text
+        return "\n".join(str(v) for v in scripts.values()) if isinstance(scripts, dict) else ""
+    if name.lower().endswith(("makefile", "justfile")):
+        return "\n".join(line for line in text.splitlines() if line[:1] in ("\t", " "))
+    if name == ".pre-commit-config.yaml":
+        return "\n".join(line for line in text.splitlines() if line.strip().startswith("entry:"))
+    return text
 
 
 def _runs(text: str, judge: str, path: str) -> bool:
@@ -47,7 +66,7 @@ def _runs(text: str, judge: str, path: str) -> bool:
 
 
 def _modules(conftest: str, text: str) -> set[str]:
-    """Paths of the modules a conftest names in `pytest_plugins` or imports (any layout)."""
+    """Paths of the modules a conftest loads as plugins or takes hooks from (any layout)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -55,12 +74,15 @@ def _modules(conftest: str, text: str) -> set[str]:
     folder = posixpath.dirname(conftest)
     names: list[tuple[str, int]] = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names += [(a.name, 0) for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            names.append((base, node.level))
-            names += [(f"{base}.{a.name}" if base else a.name, node.level) for a in node.names]
+        # Only imports that bring hooks into the conftest: `*`, or a `pytest_…` name. A plain
+        # import (the package under test, a helper) brings none; its code runs in the tests'
+        # process either way, as the package's own does.
+        if isinstance(node, ast.ImportFrom) and any(
+            a.name == "*" or a.name.startswith("pytest_") for a in node.names
+        ):
+            names.append((node.module or "", node.level))
+            names += [(f"{node.module}.{a.name}" if node.module else a.name, node.level)
+                      for a in node.names if a.name != "*"]  # fmt: skip
         elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in targets):
