@@ -33,5 +33,12 @@ def test_scripts_a_command_runs() -> None:
     assert reach(changed, judges) == {"scripts/test.sh", "tools/check", "web/run.js"}
 
 
+def test_a_test_module_a_command_runs_is_the_tests_not_the_judge() -> None:
+    judges = {"tox.ini": "[testenv]\ncommands = python test_parse.py\n",
+              "Makefile": "test:\n\tnode t/add.test.js && sh scripts/test.sh\n"}  # fmt: skip
+    changed = ["test_parse.py", "t/add.test.js", "scripts/test.sh"]
+    assert reach(changed, judges) == {"scripts/test.sh"}
+
+
 def test_nothing_is_reached_from_an_unreadable_conftest() -> None:
     assert reach(["helpers.py"], {"conftest.py": "import (\n"}) == set()

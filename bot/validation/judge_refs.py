@@ -10,6 +10,7 @@ Found from the base's judge files and the change's (either may point at it). Pur
 from __future__ import annotations
 
 import ast
+import fnmatch
 import json
 import posixpath
 import re
@@ -34,8 +35,17 @@ def referenced(
                 found |= _modules(judge, text) & set(changed)
             elif _RUNNERS.search(judge):
                 commands = _commands(judge, text)
-                found |= {p for p in changed if _runs(commands, judge, p)}
+                found |= {p for p in changed if not _tests(p) and _runs(commands, judge, p)}
     return found
+
+
+def _tests(path: str) -> bool:
+    """Whether a file a command runs is tests itself (`python test_parse.py`), which the change
+    may add to, rather than a script that runs them (`sh scripts/test.sh`)."""
+    name = path.rsplit("/", 1)[-1]
+    if name.endswith(".py"):
+        return any(fnmatch.fnmatch(name, p) for p in ("test_*", "*_test.py", "test.py", "tests.py"))
+    return any(fnmatch.fnmatch(name, p) for p in ("*.test.*", "*.spec.*", "*_test.*", "*_spec.*"))
 
 
 def _commands(judge: str, text: str) -> str:
