@@ -184,10 +184,19 @@ def pushed_branch(repo_dir: Path, github_repo: str | None) -> tuple[str, str]:
 @contextmanager
 def reading_queue(url: str) -> Iterator[JobQueue]:
     """The queue for a command that only reads it: an SQLite file that does not exist yet
-    reads as an empty queue and is not created (nothing is written by looking)."""
+    reads as an empty queue and is not created (its folder is, as the data dir)."""
     from bot.queue import open_queue
 
     if url.startswith("sqlite:///") and not Path(url[len("sqlite:///") :]).exists():
+        folder = Path(url[len("sqlite:///") :]).parent
+        try:  # an unusable data dir is named here as the queue would name it
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot create the queue's folder {folder} ({exc.strerror or exc}): set"
+                " AGENTBOT_DATA_DIR, or AGENTBOT_QUEUE, to a folder you can write",
+                path="AGENTBOT_DATA_DIR",
+            ) from None
         with tempfile.TemporaryDirectory() as empty:
             queue = open_queue(f"sqlite:///{empty}/empty.db")
             try:
