@@ -181,14 +181,22 @@ def pushed_branch(repo_dir: Path, github_repo: str | None) -> tuple[str, str]:
     return branch, check_repo_name(github_repo) if github_repo else repo_from_origin(repo_dir)
 
 
+def missing_sqlite_file(url: str) -> Path | None:
+    """The file of an SQLite queue URL when it does not exist yet (else None)."""
+    if not url.startswith("sqlite:///"):
+        return None
+    path = Path(url[len("sqlite:///") :])
+    return None if path.exists() else path
+
+
 @contextmanager
 def reading_queue(url: str) -> Iterator[JobQueue]:
     """The queue for a command that only reads it: an SQLite file that does not exist yet
     reads as an empty queue and is not created (its folder is, as the data dir)."""
     from bot.queue import open_queue
 
-    if url.startswith("sqlite:///") and not Path(url[len("sqlite:///") :]).exists():
-        folder = Path(url[len("sqlite:///") :]).parent
+    if (missing := missing_sqlite_file(url)) is not None:
+        folder = missing.parent
         try:  # an unusable data dir is named here as the queue would name it
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as exc:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from pathlib import Path
 
 import typer
 
+from bot.cli._common import missing_sqlite_file
 from bot.cli.app import EXIT_OK, EXIT_USAGE, app
 from bot.config import load_settings
 from bot.queue import JobRecord, JobState, open_queue
@@ -34,8 +34,8 @@ def jobs(
         typer.echo(f"error: state must be one of {states}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
     url = settings.queue
-    if url.startswith("sqlite:///") and not Path(url[len("sqlite:///") :]).exists():
-        records: list[JobRecord] = []  # do not create a queue file just to list it
+    if missing_sqlite_file(url) is not None:
+        records: list[JobRecord] = []  # do not create a queue file (nor its folder) to list it
     else:
         queue = open_queue(url)
         try:

@@ -305,11 +305,9 @@ class Engine:
     def agent(self, role: Role, task: str, talk: Conversation | None = None) -> AgentResult:
         """One agent run on the job's budget (LimitsExceeded ends the session): `talk`
         started, or continued with `task` when it already ran; a new conversation if None."""
+        talk = talk or self.conversation(role, task)
         try:
-            if talk is None:
-                res = self.conversation(role, task).start()
-            else:
-                res = talk.resume(task) if talk.resumable else talk.start()
+            res = talk.resume(task) if talk.resumable else talk.start()
         except LimitsExceeded:
             self.budget.check()  # the job's budget spent: raised again, the session stops
             raise CycleFailed(f"the {role.name.value} agent used all its turns") from None
