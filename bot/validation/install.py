@@ -10,7 +10,6 @@ only when the dependency files or the plan change (a marker under the data dir).
 from __future__ import annotations
 
 import hashlib
-import json
 import shlex
 import sys
 from collections.abc import Iterable
@@ -19,6 +18,7 @@ from pathlib import Path
 
 from bot.clock import Clock
 from bot.models import CommandResult, QualityGateResult
+from bot.validation import env_reuse, setup_marker
 from bot.validation.changes import git, is_checkout
 from bot.validation.commands import called_tools
 from bot.validation.environment import StageEnv, workspace_key, write_atomic
@@ -159,11 +159,13 @@ def _python_plan(
     return SetupPlan(steps=plan.steps, notes=notes)
 
 
-def fingerprint(repo: Path, profile: Profile, plan: SetupPlan) -> str:
-    """A hash of the plan and the dependency files it installs from."""
+def fingerprint(repo: Path, profile: Profile, plan: SetupPlan, senv: StageEnv | None = None) -> str:
+    """A hash of the plan and the dependency files it installs from (with `senv`: the same
+    for every workspace of the repository, its own paths left out)."""
     h = hashlib.sha256(profile.name.encode() + b"\0")
     for step in plan.steps:
-        h.update(f"{step.command}\0{step.fallback}\0".encode())
+        text = f"{step.command}\0{step.fallback}\0"
+        h.update((env_reuse.portable(text, senv) if senv is not None else text).encode())
     patterns = (*profile.lockfiles, ".gitmodules")
     files = sorted({p for pattern in patterns for p in repo.glob(pattern) if p.is_file()})
     if (repo / ".gitmodules").is_file() and is_checkout(repo):
@@ -184,16 +186,21 @@ def run_setup(senv: StageEnv, plan: SetupPlan, *, timeout: float, clock: Clock) 
         )
         return SetupOutcome(gate=gate)
     marker = senv.data_dir / "setup" / f"{workspace_key(senv.repo)}.json"
-    stamp = fingerprint(senv.repo, senv.profile, plan)
+    stamp = fingerprint(senv.repo, senv.profile, plan, senv)
     venv_ok = senv.venv is None or (senv.venv / "bin" / "python").exists()
-    cached = _read_marker(marker)
+    cached = setup_marker.read(marker)
     if venv_ok and cached is not None and cached[0] == stamp:
-        warnings = ["already set up for these dependency files (cached)", *cached[2]]
-        gate = QualityGateResult(
-            gate_name="setup", status="skipped", warning="; ".join(warnings),
+        return _skipped(
+            "already set up for these dependency files (cached)", cached[1], cached[2],
             command=command, source=plan.source,
         )  # fmt: skip
-        return SetupOutcome(gate=gate, flags=frozenset(cached[1]))
+    reused = None if venv_ok else env_reuse.restore(senv, stamp)
+    if reused is not None:
+        setup_marker.write(marker, senv, stamp, command, reused.flags, reused.warnings)
+        return _skipped(
+            "the environment an earlier job set up for these dependency files, copied (cached)",
+            reused.flags, reused.warnings, command=command, source=plan.source,
+        )  # fmt: skip
     if senv.venv is not None:
         senv.venv.parent.mkdir(parents=True, exist_ok=True)
     results: list[CommandResult] = []
@@ -221,8 +228,9 @@ def run_setup(senv: StageEnv, plan: SetupPlan, *, timeout: float, clock: Clock) 
             break
     flags.discard("")
     if not failed:
-        doc = {"workspace": str(senv.repo), "fingerprint": stamp, "command": command}
-        write_atomic(marker, json.dumps({**doc, "flags": sorted(flags), "warnings": warnings}))
+        setup_marker.write(marker, senv, stamp, command, sorted(flags), warnings)
+        if not venv_ok:  # made from scratch, before anything but setup ran in it
+            env_reuse.keep(senv, stamp, sorted(flags), warnings)
     status = "timed_out" if timed_out else "failed" if failed else "passed"
     output = "\n".join(f"$ {shlex.join(r.command[2:])}\n{r.output}" for r in results)
     merged = CommandResult(
@@ -236,6 +244,17 @@ def run_setup(senv: StageEnv, plan: SetupPlan, *, timeout: float, clock: Clock) 
     gate = QualityGateResult(
         gate_name="setup", status=status, command_result=merged, command=command,
         source=plan.source, warning="; ".join(w for w in warnings if w),
+    )  # fmt: skip
+    return SetupOutcome(gate=gate, flags=frozenset(flags))
+
+
+def _skipped(
+    why: str, flags: list[str], warnings: list[str], *, command: str, source: str
+) -> SetupOutcome:
+    """Setup not run again: this workspace (or a copy of an earlier one) is set up already."""
+    gate = QualityGateResult(
+        gate_name="setup", status="skipped", warning="; ".join([why, *warnings]),
+        command=command, source=source,
     )  # fmt: skip
     return SetupOutcome(gate=gate, flags=frozenset(flags))
 
@@ -268,15 +287,3 @@ def _last_line(output: str) -> str:
         ln.strip() for ln in output.splitlines() if ln.strip() and "Check the log at" not in ln
     ]
     return lines[-1][:200] if lines else "no output"
-
-
-def _read_marker(path: Path) -> tuple[str, list[str], list[str]] | None:
-    """(fingerprint, flags, warnings) of the last setup that succeeded here."""
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or not isinstance(data.get("fingerprint"), str):
-        return None
-    flags = [str(f) for f in data.get("flags", [])]
-    return data["fingerprint"], flags, [str(w) for w in data.get("warnings", [])]
