@@ -111,7 +111,7 @@ def test_the_agent_reaches_no_runner_file_command_checkout_credential_or_token(
     # The package caches, per repository under the data dir (agentbot's own paths).
     allowed |= {
         "UV_CACHE_DIR", "PIP_CACHE_DIR", "npm_config_cache", "npm_config_store_dir",
-        "YARN_CACHE_FOLDER", "YARN_GLOBAL_FOLDER", "GOMODCACHE", "COREPACK_HOME",
+        "YARN_CACHE_FOLDER", "YARN_GLOBAL_FOLDER", "GOMODCACHE", "COREPACK_HOME", "CARGO_HOME",
     }  # fmt: skip
     extra = {n for n in names - allowed if not n.startswith("LC_")}
     from bot.secrets import inheritable

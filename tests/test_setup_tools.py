@@ -270,6 +270,8 @@ def test_package_caches_are_per_repository_outside_home(tmp_path: Path) -> None:
     assert envs[0].packages == envs[1].packages != envs[2].packages
     assert envs[0].env["UV_CACHE_DIR"] == str(envs[0].packages / "uv")
     assert envs[0].env["npm_config_cache"] == str(envs[0].packages / "npm")
+    # Cargo's registry and git checkouts too, not in the job's throwaway HOME.
+    assert envs[0].env["CARGO_HOME"] == str(envs[0].packages / "cargo")
     assert envs[0].packages in envs[0].writable
     assert envs[0].venv != envs[1].venv  # a venv per workspace, the downloads shared
 

@@ -46,7 +46,7 @@ _PACKAGE_CACHES = {
     "UV_CACHE_DIR": "uv", "PIP_CACHE_DIR": "pip", "npm_config_cache": "npm",
     "npm_config_store_dir": "pnpm-store", "YARN_CACHE_FOLDER": "yarn",
     "YARN_GLOBAL_FOLDER": "yarn-berry", "GOMODCACHE": "go-mod",
-    "COREPACK_HOME": "corepack",
+    "COREPACK_HOME": "corepack", "CARGO_HOME": "cargo",
 }  # fmt: skip
 # Never inherited: they would point the workspace's tools at agentbot's interpreter.
 _DROPPED = ("VIRTUAL_ENV", "PYTHONHOME", "PYTHONPATH", "CONDA_PREFIX")
