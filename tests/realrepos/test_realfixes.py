@@ -45,8 +45,6 @@ TOOL = {"python": "git", "javascript": "npm", "typescript": "npm", "rust": "carg
 # Cases the product does not yet get right, each with its diagnosis; strict, so a fix that
 # makes one pass turns the suite red until it is taken off this list.
 KNOWN = {
-    "semver-compare-subclass": "issue #25: tox's pytest exits 4 on both sides before any test"
-    " runs (unverified); the cause (its conftest's imports?) is not found yet",
     "tomlkit-inline-table-delete": "fixture: git archive dropped the submodules tests/toml-test"
     " and tests/toml-spec-tests, so every test module fails to collect on both sides;"
     " unverified is the right verdict, the fixture must vendor the submodules",
