@@ -32,8 +32,8 @@ def gitlinks(repo: Path, commit: str, *, timeout: float) -> list[tuple[str, str]
 
 def fill(source: Path, dest: Path, commit: str, *, timeout: float) -> list[str]:
     """Check out in `dest` (a worktree of `commit`) each submodule `source` has a clone of,
-    at the commit `commit` records, nested ones too; the paths filled. Never raises for git:
-    a submodule that cannot be had is left empty, as before."""
+    at the commit `commit` records, nested ones too; the paths filled. A submodule git
+    cannot check out is left empty, as before (only a timeout raises)."""
     filled: list[str] = []
     for path, recorded in gitlinks(source, commit, timeout=timeout):
         clone, target = source / path, dest / path
