@@ -19,6 +19,7 @@ from pathlib import Path
 
 from bot.clock import Clock
 from bot.git import runner as git
+from bot.git import submodules
 from bot.models import Diagnostic, TestResult
 from bot.validation.diagnostics import parse_diagnostics
 from bot.validation.environment import StageEnv, workspace_key, write_atomic
@@ -123,6 +124,8 @@ class BaseTree:
         if add.returncode != 0:
             self.broken = True
             return None
+        # A worktree leaves the submodules empty: the workspace's clones of them fill them.
+        submodules.fill(self.senv.repo, tmp, self.sha, timeout=_GIT_TIMEOUT)
         self.path = tmp
         return tmp
 

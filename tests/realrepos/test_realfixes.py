@@ -28,6 +28,7 @@ from bot.models import Job, JobKind
 from bot.workflows.fix.story import fix_issue
 from tests.e2e import REPO, world
 from tests.fakes.anthropic import finish, reply, tool_use
+from tests.realrepos.githttp import GitHttp, serve
 
 pytestmark = [
     pytest.mark.realrepo,
@@ -45,11 +46,6 @@ TOOL = {"python": "git", "javascript": "npm", "typescript": "npm", "rust": "carg
 # Cases the product does not yet get right, each with its diagnosis; strict, so a fix that
 # makes one pass turns the suite red until it is taken off this list.
 KNOWN = {
-    "semver-compare-subclass": "issue #25: tox's pytest exits 4 on both sides before any test"
-    " runs (unverified); the cause (its conftest's imports?) is not found yet",
-    "tomlkit-inline-table-delete": "fixture: git archive dropped the submodules tests/toml-test"
-    " and tests/toml-spec-tests, so every test module fails to collect on both sides;"
-    " unverified is the right verdict, the fixture must vendor the submodules",
     "pathspec-invalid-bracket-range": "the upstream fix leaves an unused import in its test"
     " (F401, new in the change); the gate's default pyflakes rules block it and the scripted"
     " model cannot take the repair round a real model would",
@@ -84,7 +80,7 @@ def fixed_files(case_dir: Path, tree: Path) -> dict[str, str | None]:
     return out
 
 
-def seed_remote(case_dir: Path, remote: Path, tmp: Path) -> Path:
+def seed_remote(case_dir: Path, remote: Path, tmp: Path, http: GitHttp) -> Path:
     """Replace the world's remote's main with the case's base tree; returns a work copy."""
     work = tmp / "base"
     work.mkdir()
@@ -92,9 +88,25 @@ def seed_remote(case_dir: Path, remote: Path, tmp: Path) -> Path:
         tar.extractall(work, filter="data")
     git(work, "init", "-q", "-b", "main")
     git(work, "add", "-A")
+    pin_submodules(case_dir, work, http)
     git(work, "-c", "user.name=up", "-c", "user.email=up@example.com", "commit", "-qm", "base")
     git(work, "push", "-q", "--force", str(remote), "HEAD:refs/heads/main")
     return work
+
+
+def pin_submodules(case_dir: Path, work: Path, http: GitHttp) -> None:
+    """Each vendored submodule: a gitlink at its upstream commit, cloned from 127.0.0.1.
+
+    `git archive` leaves a submodule out; its history up to the recorded commit is a bundle
+    in the case, served as a bare repository, and .gitmodules' URL is pointed at it.
+    """
+    for sub in json.loads((case_dir / "case.json").read_text()).get("submodules", []):
+        path, commit = sub["path"], sub["commit"]
+        url = http.from_bundle(case_dir / sub["bundle"], f"{Path(path).name}.git")
+        git(http.root / f"{Path(path).name}.git", "cat-file", "-e", f"{commit}^{{commit}}")
+        git(work, "config", "-f", ".gitmodules", f"submodule.{path}.url", url)
+        git(work, "add", ".gitmodules")
+        git(work, "update-index", "--add", "--cacheinfo", f"160000,{commit},{path}")
 
 
 def script(files: dict[str, str | None], case: dict[str, Any]) -> list[Any]:
@@ -133,8 +145,11 @@ def manager_on_path(declared: str, body: str, tree: Path) -> None:
 def test_an_upstream_fix_through_agentbot_fix(name: str, tmp_path: Path) -> None:
     case_dir = FIXES / name
     case = json.loads((case_dir / "case.json").read_text())
-    with world(tmp_path, [], files={"README": "placeholder\n"}) as w:
-        work = seed_remote(case_dir, w.remote, tmp_path)
+    with (
+        world(tmp_path, [], files={"README": "placeholder\n"}) as w,
+        serve(tmp_path / "http") as http,
+    ):
+        work = seed_remote(case_dir, w.remote, tmp_path, http)
         files = fixed_files(case_dir, work)
         w.llm.add(*script(files, case))
         w.gh.set_permission(REPO, "alice", "write")

@@ -10,16 +10,11 @@ throughout; run with AGENTBOT_REALREPOS=1, marked `realrepo`.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
-import subprocess
-import threading
 from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -28,6 +23,7 @@ from bot.models import Job, JobKind
 from bot.workflows.fix.story import fix_issue
 from tests.e2e import REPO, world
 from tests.fakes.anthropic import finish, reply, tool_use
+from tests.realrepos.githttp import GitHttp, git, serve
 
 pytestmark = [
     pytest.mark.realrepo,
@@ -92,15 +88,6 @@ RECORDED = [[1, "I"], [3, "III"], [8, "VIII"], [30, "XXX"], [2000, "MM"]]
 LATER = [*RECORDED, [0, "N"]]  # a later vector (zero) the code does not meet
 
 
-def git(cwd: Path, *args: str) -> str:
-    who = ["-c", "user.name=up", "-c", "user.email=up@example.com"]
-    done = subprocess.run(
-        ["git", *who, *args],
-        cwd=cwd, check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    return done.stdout.strip()
-
-
 def write(root: Path, files: dict[str, str]) -> None:
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -108,35 +95,15 @@ def write(root: Path, files: dict[str, str]) -> None:
 
 
 @pytest.fixture
-def http_root(tmp_path: Path) -> Iterator[tuple[Path, str]]:
-    """A folder served over HTTP on 127.0.0.1 (git's dumb protocol): (folder, base URL).
-
-    Not a file:// URL: git refuses the file transport to submodules unless configured, and
-    agentbot keeps that default (a .gitmodules could otherwise point at the runner's disk).
-    """
-    root = tmp_path / "http"
-    root.mkdir()
-    handler = functools.partial(QuietHandler, directory=str(root))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield root, f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+def http(tmp_path: Path) -> Iterator[GitHttp]:
+    """Bare repositories served over HTTP on 127.0.0.1 for the test's duration."""
+    with serve(tmp_path / "http") as served:
+        yield served
 
 
-class QuietHandler(SimpleHTTPRequestHandler):
-    """Static files, no request log on stderr."""
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Say nothing."""
-
-
-def vectors_remote(tmp: Path, root: Path) -> tuple[Path, str]:
-    """A bare remote for the vectors; returns it and the commit the project records."""
-    bare = root / "vectors.git"
+def vectors_remote(tmp: Path, http: GitHttp) -> tuple[str, str]:
+    """A bare remote for the vectors; returns its URL and the commit the project records."""
+    bare = http.root / "vectors.git"
     git(tmp, "init", "-q", "--bare", "-b", "main", str(bare))
     work = tmp / "vectors-work"
     work.mkdir()
@@ -148,8 +115,7 @@ def vectors_remote(tmp: Path, root: Path) -> tuple[Path, str]:
     write(work, {"cases.json": json.dumps(LATER) + "\n"})
     git(work, "commit", "-qam", "zero")
     git(work, "push", "-q", str(bare), "HEAD:refs/heads/main")
-    git(bare, "update-server-info")  # the files git's dumb HTTP protocol reads
-    return bare, recorded
+    return http.publish(bare), recorded
 
 
 def seed_project(remote: Path, vectors: str, recorded: str, tmp: Path) -> None:
@@ -166,12 +132,11 @@ def seed_project(remote: Path, vectors: str, recorded: str, tmp: Path) -> None:
 
 
 def test_setup_initialises_the_test_submodule_at_its_recorded_commit(
-    tmp_path: Path, http_root: tuple[Path, str]
+    tmp_path: Path, http: GitHttp
 ) -> None:
-    root, url = http_root
     with world(tmp_path, [], files={"README": "placeholder\n"}) as w:
-        _, recorded = vectors_remote(tmp_path, root)
-        seed_project(w.remote, f"{url}/vectors.git", recorded, tmp_path)
+        vectors, recorded = vectors_remote(tmp_path, http)
+        seed_project(w.remote, vectors, recorded, tmp_path)
         edits = [
             tool_use(
                 "str_replace_based_edit_tool", {"command": "create", "path": p, "file_text": t}

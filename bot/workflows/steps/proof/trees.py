@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bot.git import Workspace
+from bot.git import Workspace, submodules
 from bot.judge_files import changed_judge, is_judge_file
 from bot.validation.environment import StageEnv
 from bot.validation.parsers import infer_runner
@@ -39,6 +39,8 @@ def tree(ws: Workspace, base_sha: str, senv: StageEnv) -> Iterator[Path | None]:
     path.parent.mkdir(parents=True, exist_ok=True)
     added = ws.run(["worktree", "add", "--detach", "--quiet", str(path), base_sha], check=False)
     try:
+        if added.returncode == 0:  # a worktree leaves the submodules empty: fill them alike
+            submodules.fill(ws.path, path, base_sha, timeout=ws.timeout)
         yield path if added.returncode == 0 else None
     finally:
         ws.run(["worktree", "remove", "--force", "--force", str(path)], check=False)
