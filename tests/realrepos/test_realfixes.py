@@ -8,7 +8,8 @@ where the module resolved. A fix that breaks another test (`"expect": "refuse"`)
 green. A case that declares `package_manager` (pnpm, yarn: issue #24) must also show that
 manager installed at its version and on PATH for the package.json test script that calls
 it. A case that states `setup_row` (issue #24: where its dev/test dependencies are declared)
-must find each of those phrases in the PR's setup row. Installs from PyPI/npm/crates.io: run with AGENTBOT_REALREPOS=1, marked `realrepo`.
+must find each of those phrases in the PR's setup row. Installs from PyPI/npm/crates.io:
+run with AGENTBOT_REALREPOS=1, marked `realrepo`.
 """
 
 from __future__ import annotations
