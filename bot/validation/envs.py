@@ -108,12 +108,21 @@ def tox(repo: Path) -> dict[str, StageSpec]:
     return {k: v for k, v in found.items() if not re.search(r"(?<!\$)\{", v.command)}
 
 
-def _interpreter_rank(name: str) -> int:
-    """0: an env for the interpreter present (py311), 1: for any, 2: for another (py38)."""
-    m = re.fullmatch(r"py(?:thon)?(\d)\.?(\d+)", name.lower())
+def _interpreter_rank(name: str) -> tuple[int, int]:
+    """0: an env for the interpreter present (py311), 1: for any, 2: for another version
+    (nearest first: py310 before py37), 3: for another implementation (pypy3 on CPython)."""
+    pypy = sys.implementation.name == "pypy"
+    m = re.fullmatch(r"(py(?:thon)?|pypy)(\d?)\.?(\d*)", name.lower())
     if m is None:
-        return 1
-    return 0 if (int(m.group(1)), int(m.group(2))) == sys.version_info[:2] else 2
+        return (1, 0)
+    if (m.group(1) == "pypy") != pypy:
+        return (3, 0)
+    if not m.group(3):
+        return (1, 0)
+    distance = abs(
+        (int(m.group(2)) - sys.version_info[0]) * 100 + int(m.group(3)) - sys.version_info[1]
+    )
+    return (0, 0) if distance == 0 else (2, distance)
 
 
 _POSARGS = re.compile(r"\{posargs(?::([^}]*))?\}|\{\[\]\}")
