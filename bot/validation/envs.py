@@ -229,12 +229,12 @@ def _tox_envs(repo: Path) -> dict[str, tuple[list[str], list[str]]]:
             extras = _lines(section.get("extras", base.get("extras", "")).replace(",", "\n"))
             envs[name] = (commands, deps + [f".[{e}]" for e in extras])
         return envs
-    doc = _toml(repo / "tox.toml")
+    # tox.toml, else tox 4's native table in pyproject.toml (pallets' `[tool.tox]`).
+    doc = _toml(repo / "tox.toml") or _toml(repo / "pyproject.toml").get("tool", {}).get("tox", {})
     base = doc.get("env_run_base", {})
     for name, env in {**{n: {} for n in doc.get("env_list", [])}, **doc.get("env", {})}.items():
         raw = env.get("commands", base.get("commands", []))
-        commands = [shlex.join(str(w) if not isinstance(w, dict) else "{posargs}" for w in c)
-                    for c in raw if isinstance(c, list)]  # fmt: skip
+        commands = [" ".join(_toml_word(w) for w in c) for c in raw if isinstance(c, list)]
         deps = [str(d) for d in env.get("deps", base.get("deps", []))]
         deps += [f".[{e}]" for e in env.get("extras", base.get("extras", []))]
         envs[str(name)] = (commands, deps)
@@ -262,6 +262,15 @@ def _lines(text: str, *, commands: bool = False) -> list[str]:
         if line and not line.startswith("#"):
             out.append(line)
     return out
+
+
+def _toml_word(word: object) -> str:
+    """One word of a TOML tox command as shell text: `{replace = "posargs"}` is `{posargs}`,
+    and a word with a tox substitution stays unquoted so the shell expands what it becomes."""
+    if isinstance(word, dict):
+        return "{posargs}" if word.get("replace") == "posargs" else "{unsupported}"
+    text = str(word)
+    return text if re.fullmatch(r"[\w@%+=:,./{}-]+", text) else shlex.quote(text)
 
 
 def _toml(path: Path) -> dict[str, Any]:
