@@ -169,6 +169,21 @@ def test_only_pytests_own_summary_of_the_changes_tests_makes_rows() -> None:
     ]
 
 
+def test_a_parametrized_id_with_spaces_is_a_failure_on_the_base() -> None:
+    # add-trailing-comma's `pytest.param(..., id='class without args')`: the whole id, up to
+    # the bracket that closes it, not a failure missed (which read as "already passes").
+    out = (
+        "=== short test summary info ===\n"
+        "FAILED tests/m_test.py::test_noop[class without args] - AssertionError: Past end?\n"
+        "FAILED tests/m_test.py::test_sub[a - b]\n"
+        "=== 2 failed, 8 passed in 0.32s ===\n"
+    )
+    assert base_failures(out, ["tests/m_test.py"]) == [
+        ("tests/m_test.py::test_noop[class without args]", "AssertionError: Past end?"),
+        ("tests/m_test.py::test_sub[a - b]", ""),
+    ]
+
+
 def test_ids_and_reasons_are_escaped_in_the_table() -> None:
     bad = "tests/t.py::test_x[`[ok](https://evil.example/pr)`|✅]"
     section = Proof(PROVEN, ["tests/t.py"], "a" * 40, [(bad, "why `x` | y")], "1 passed").section()

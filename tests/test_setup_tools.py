@@ -105,6 +105,42 @@ def test_tox_env_for_the_present_interpreter_with_envpython_and_extras(tmp_path:
     assert ".[special]" in words  # the env's extras, with the project
 
 
+def test_a_tox_env_for_another_implementation_is_not_taken_for_cpython(tmp_path: Path) -> None:
+    # add-trailing-comma's envlist: none for 3.11, and PyPy is no nearer than 3.10 is.
+    repo = make(
+        tmp_path / "r",
+        {
+            "pyproject.toml": PROJECT,
+            "tox.ini": "[tox]\nenvlist = py37,py39,py310,pypy3,pre-commit\n"
+            + "[testenv]\ncommands = coverage run -m pytest {posargs:tests}\n",
+        },
+    )
+    test = candidates(repo, ValidationConfig(), detect_profile(repo))["test"][0]
+    assert test.source == "tox (py310)", test.source
+
+
+def test_a_tox_env_in_pyprojects_tool_tox_table_is_the_test_command(tmp_path: Path) -> None:
+    import sys
+
+    here = f"py3.{sys.version_info[1]}"
+    # pallets/click's native tox config: no tox.ini, no tox.toml, no legacy_tox_ini.
+    repo = make(
+        tmp_path / "r",
+        {
+            "pyproject.toml": PROJECT
+            + '[dependency-groups]\ntests = ["pytest"]\n'
+            + f'[tool.tox]\nenv_list = ["py3.9", "{here}", "style"]\n'
+            + '[tool.tox.env_run_base]\ndependency_groups = ["tests"]\ncommands = [[\n'
+            + '    "pytest", "-v", "--basetemp={env_tmp_dir}",\n'
+            + '    {replace = "posargs", default = [], extend = true},\n]]\n',
+        },
+    )
+    test = candidates(repo, ValidationConfig(), detect_profile(repo))["test"][0]
+    assert test.source == f"tox ({here})"
+    # The tmp dir expands in the shell (not quoted), and no empty posargs word is left.
+    assert test.command == "pytest -v --basetemp=${TMPDIR:-/tmp}/agentbot-tox", test.command
+
+
 def test_dev_dependencies_from_every_place_the_repo_declares_them(tmp_path: Path) -> None:
     repo = make(
         tmp_path / "r",

@@ -108,12 +108,21 @@ def tox(repo: Path) -> dict[str, StageSpec]:
     return {k: v for k, v in found.items() if not re.search(r"(?<!\$)\{", v.command)}
 
 
-def _interpreter_rank(name: str) -> int:
-    """0: an env for the interpreter present (py311), 1: for any, 2: for another (py38)."""
-    m = re.fullmatch(r"py(?:thon)?(\d)\.?(\d+)", name.lower())
+def _interpreter_rank(name: str) -> tuple[int, int]:
+    """0: an env for the interpreter present (py311), 1: for any, 2: for another version
+    (nearest first: py310 before py37), 3: for another implementation (pypy3 on CPython)."""
+    pypy = sys.implementation.name == "pypy"
+    m = re.fullmatch(r"(py(?:thon)?|pypy)(\d?)\.?(\d*)", name.lower())
     if m is None:
-        return 1
-    return 0 if (int(m.group(1)), int(m.group(2))) == sys.version_info[:2] else 2
+        return (1, 0)
+    if (m.group(1) == "pypy") != pypy:
+        return (3, 0)
+    if not m.group(3):
+        return (1, 0)
+    distance = abs(
+        (int(m.group(2)) - sys.version_info[0]) * 100 + int(m.group(3)) - sys.version_info[1]
+    )
+    return (0, 0) if distance == 0 else (2, distance)
 
 
 _POSARGS = re.compile(r"\{posargs(?::([^}]*))?\}|\{\[\]\}")
@@ -220,12 +229,12 @@ def _tox_envs(repo: Path) -> dict[str, tuple[list[str], list[str]]]:
             extras = _lines(section.get("extras", base.get("extras", "")).replace(",", "\n"))
             envs[name] = (commands, deps + [f".[{e}]" for e in extras])
         return envs
-    doc = _toml(repo / "tox.toml")
+    # tox.toml, else tox 4's native table in pyproject.toml (pallets' `[tool.tox]`).
+    doc = _toml(repo / "tox.toml") or _toml(repo / "pyproject.toml").get("tool", {}).get("tox", {})
     base = doc.get("env_run_base", {})
     for name, env in {**{n: {} for n in doc.get("env_list", [])}, **doc.get("env", {})}.items():
         raw = env.get("commands", base.get("commands", []))
-        commands = [shlex.join(str(w) if not isinstance(w, dict) else "{posargs}" for w in c)
-                    for c in raw if isinstance(c, list)]  # fmt: skip
+        commands = [" ".join(_toml_word(w) for w in c) for c in raw if isinstance(c, list)]
         deps = [str(d) for d in env.get("deps", base.get("deps", []))]
         deps += [f".[{e}]" for e in env.get("extras", base.get("extras", []))]
         envs[str(name)] = (commands, deps)
@@ -253,6 +262,15 @@ def _lines(text: str, *, commands: bool = False) -> list[str]:
         if line and not line.startswith("#"):
             out.append(line)
     return out
+
+
+def _toml_word(word: object) -> str:
+    """One word of a TOML tox command as shell text: `{replace = "posargs"}` is `{posargs}`,
+    and a word with a tox substitution stays unquoted so the shell expands what it becomes."""
+    if isinstance(word, dict):
+        return "{posargs}" if word.get("replace") == "posargs" else "{unsupported}"
+    text = str(word)
+    return text if re.fullmatch(r"[\w@%+=:,./{}-]+", text) else shlex.quote(text)
 
 
 def _toml(path: Path) -> dict[str, Any]:

@@ -48,7 +48,7 @@ def stage_of(name: str, body: str) -> str | None:
         if stage == "lint" and _WRITES.search(body):
             return None
         return stage
-    if re.fullmatch(r"py(py)?3?\d*", key):
+    if re.fullmatch(r"py(py)?(\d\.?\d*)?", key):  # tox 4 spells them py3.11 too
         return "test"
     return None
 

@@ -7,7 +7,10 @@ the PR the fake GitHub receives must count the tests, prove the fix on the base 
 where the module resolved. A fix that breaks another test (`"expect": "refuse"`) must not be
 green. A case that declares `package_manager` (pnpm, yarn: issue #24) must also show that
 manager installed at its version and on PATH for the package.json test script that calls
-it. Installs from PyPI/npm/crates.io: run with AGENTBOT_REALREPOS=1, marked `realrepo`.
+it. A case's `setup_row` and `test_row` (issue #24) are phrases its PR's setup row (where
+its dev/test dependencies were declared) and test row (the repository's own command and the
+config it came from) must say. Installs from PyPI/npm/crates.io:
+run with AGENTBOT_REALREPOS=1, marked `realrepo`.
 """
 
 from __future__ import annotations
@@ -141,6 +144,15 @@ def manager_on_path(declared: str, body: str, tree: Path) -> None:
     assert re.search(rf"\b{declared.split('@')[0]} ", script), script
 
 
+def row_says(stage: str, expected: list[str], body: str) -> None:
+    """The stage's row says each phrase: setup what it installed from where (issue #24), test
+    the command the repository's own config gave and which config."""
+    row = re.search(rf"^\| {stage} \|.*$", body, re.MULTILINE)
+    assert row, body
+    missing = [phrase for phrase in expected if phrase not in row[0]]
+    assert not missing, f"{missing} not in {row[0]}"
+
+
 @pytest.mark.parametrize("name", [_case(p) for p in sorted(FIXES.iterdir()) if p.is_dir()])
 def test_an_upstream_fix_through_agentbot_fix(name: str, tmp_path: Path) -> None:
     case_dir = FIXES / name
@@ -175,6 +187,9 @@ def test_an_upstream_fix_through_agentbot_fix(name: str, tmp_path: Path) -> None
     assert test_row[1] == "✅" and test_row[2] == "passed", test_row[0]
     proof = body[body.index("## Proof of the fix") :] if "## Proof of the fix" in body else ""
     assert "fail on the base commit" in proof and "pass on this branch" in proof, proof
+    for stage in ("setup", "test"):
+        if f"{stage}_row" in case:
+            row_says(stage, case[f"{stage}_row"], body)
     if "package_manager" in case:
         manager_on_path(case["package_manager"], body, work)
     if case["language"] == "python":

@@ -43,7 +43,8 @@ from bot.workflows.steps.workenv import WorkEnv
 
 PROVEN, UNPROVEN, ALREADY_PASSES, NOT_CHECKED = "proven", "unproven", "passes-on-base", "unchecked"
 
-_SUMMARY = re.compile(r"^(FAILED|ERROR) (\S+)(?: - (.*))?$", re.MULTILINE)
+# A test id runs to the reason's ` - `; a parametrized id's brackets may hold spaces.
+_SUMMARY = re.compile(r"^(FAILED|ERROR) ((?:[^\s\[]+|\[[^\n]*?\])+)(?: - (.*))?$", re.MULTILINE)
 _SHORT_SUMMARY = " short test summary info "
 _END = re.compile(r"^=*\s*(?:\d+ \w+(?:, )?)+ in [\d.]+s", re.MULTILINE)
 _E_LINE = re.compile(r"^E\s+(.+)$", re.MULTILINE)
