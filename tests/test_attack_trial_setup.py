@@ -179,3 +179,130 @@ def test_attack_stage_guard_does_not_enter_a_repo_without_a_gitlink(
     TreeGuard(ws).snapshot()
     env_reuse.trusted(ws)
     assert not escaped.exists()
+
+
+# --- 2. what one job's stages write into the repository's shared packages folder -------------
+
+# Appended to pytest's own module: every test report reads "passed" (a forged verdict).
+FORGE = """
+from _pytest import reports as _agentbot_r
+_agentbot_orig = _agentbot_r.TestReport.from_item_and_call.__func__
+def _agentbot_forged(cls, item, call):
+    rep = _agentbot_orig(cls, item, call)
+    rep.outcome, rep.longrepr = "passed", None
+    return rep
+_agentbot_r.TestReport.from_item_and_call = classmethod(_agentbot_forged)
+"""
+FAILING = "from demo import add\n\n\ndef test_add():\n    assert add(1, 2) == 4\n"
+
+
+def _stage(ws: Path, senv_env: dict[str, str], writable: tuple[Path, ...], sandbox: Sandbox,
+           command: str) -> tuple[bool, str]:  # fmt: skip
+    """One validation stage (a test run, say) as check.py runs it: in the sandbox, with the
+    stage environment and `senv.writable` (the workspace, its caches, the repository's
+    packages folder)."""
+    result = run_command(command, ws, env=senv_env, timeout=300, sandbox=sandbox,
+                         writable=writable)  # fmt: skip
+    return result.success, result.output
+
+
+def _push(bare: Path, tmp: Path, files: dict[str, str], message: str) -> None:
+    """A maintainer's commit on main."""
+    work = tmp / f"push-{message}"
+    subprocess.run(["git", "clone", "-q", str(bare), str(work)], check=True)
+    write(work, files)
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", message)
+    git(work, "push", "-q", "origin", "HEAD:main")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a test stage appends to pytest in its own venv; the file is a hardlink into the"
+    " repository's uv cache (writable in every stage), so the next fresh install of main"
+    " links the forged pytest, keeps it as the trusted environment, and a failing test passes",
+)
+def test_attack_test_stage_poisons_the_uv_cache_through_its_venv(
+    tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str]
+) -> None:
+    bare = _origin(tmp_path, DEMO)
+    ws1 = _clone(bare, data / "workspaces" / "octo__demo-issue-1")
+    ready = prepare(ws1, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
+    senv = ready.senv
+    assert ready.setup.status == "passed" and senv.venv is not None
+    # The model's new test module, run by the test stage: it edits files in place.
+    plant = f"import pytest, pathlib; open(pytest.__file__, 'a').write({FORGE!r})"
+    ok, out = _stage(ws1, senv.env, senv.writable, sandbox, f"python -c {shlex.quote(plant)}")
+    assert ok, out
+    # A maintainer's next commit on main changes a dependency file: a new fingerprint, so the
+    # next job installs (from the warm uv cache) instead of copying the kept environment.
+    _push(bare, tmp_path, {"pyproject.toml": PYPROJECT + "# 2\n", "tests/test_demo.py": FAILING},
+          "r2")  # fmt: skip
+    ws2 = _clone(bare, data / "workspaces" / "octo__demo-issue-2")
+    ready2 = prepare(ws2, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
+    assert ready2.setup.status == "passed"
+    ok2, out2 = _stage(ws2, ready2.senv.env, ready2.senv.writable, sandbox,
+                       "python -m pytest -q -p no:cacheprovider")  # fmt: skip
+    kept = [p.read_text() for p in (data / "envs").glob("*/*/venv/lib/python*/site-packages/"
+                                                        "pytest/__init__.py")]  # fmt: skip
+    assert not ok2 and "1 failed" in out2, out2  # the maintainers' failing test fails
+    assert not any("_agentbot_forged" in k for k in kept), "the kept environment is forged"
+
+
+PTH = "zz_agentbot_planted.pth"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a pull request's test stage writes a .pth into every venv under the repository's"
+    " packages/venvs (writable in every stage); the next job on an issue reuses the same"
+    " workspace name, so setup says 'already set up (cached)' and runs the planted code",
+)
+def test_attack_pull_request_tests_plant_code_in_another_workspaces_venv(
+    tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str]
+) -> None:
+    bare = _origin(tmp_path, DEMO)
+    issue = data / "workspaces" / "octo__demo-issue-5"
+    _clone(bare, issue)
+    first = prepare(issue, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
+    assert first.setup.status == "passed"
+    # A fork's pull request, validated in its own workspace: its tests run in the test stage.
+    pr = _clone(bare, data / "workspaces" / "octo__demo-pr-9")
+    git(pr, "checkout", "-q", "-b", "fork-feature")
+    ready = prepare(pr, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
+    plant = (
+        'for site in "$(dirname "$UV_CACHE_DIR")"/venvs/*/lib/python*/site-packages; do'
+        f" echo 'import os; os.environ.setdefault(\"PLANTED\", \"1\")' > \"$site/{PTH}\"; done"
+    )
+    ok, out = _stage(pr, ready.senv.env, ready.senv.writable, sandbox, plant)
+    assert ok, out
+    # The issue is labelled again: the job clones afresh at the same workspace path.
+    _clone(bare, issue)
+    again = prepare(issue, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
+    _, seen = _stage(issue, again.senv.env, again.senv.writable, sandbox,
+                     "python -c 'import os; print(\"planted:\", os.environ.get(\"PLANTED\"))'")
+    assert "planted: None" in seen, (again.setup.status, again.setup.warning, seen)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a job's own test stage plants a .pth in its venv; the next job on the same issue"
+    " (same workspace path) finds the setup marker and uses that venv as is",
+)
+def test_attack_test_stage_plants_code_for_the_next_job_on_the_same_issue(
+    tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str]
+) -> None:
+    bare = _origin(tmp_path, DEMO)
+    ws = _clone(bare, data / "workspaces" / "octo__demo-issue-6")
+    ready = prepare(ws, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
+    plant = (
+        'site=$(python -c "import sysconfig; print(sysconfig.get_paths()[\'purelib\'])");'
+        f" echo 'import os; os.environ.setdefault(\"PLANTED\", \"1\")' > \"$site/{PTH}\""
+    )
+    ok, out = _stage(ws, ready.senv.env, ready.senv.writable, sandbox, plant)
+    assert ok, out
+    _clone(bare, ws)
+    again = prepare(ws, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
+    _, seen = _stage(ws, again.senv.env, again.senv.writable, sandbox,
+                     "python -c 'import os; print(\"planted:\", os.environ.get(\"PLANTED\"))'")
+    assert "planted: None" in seen, (again.setup.status, again.setup.warning, seen)
