@@ -306,3 +306,158 @@ def test_attack_test_stage_plants_code_for_the_next_job_on_the_same_issue(
     _, seen = _stage(ws, again.senv.env, again.senv.writable, sandbox,
                      "python -c 'import os; print(\"planted:\", os.environ.get(\"PLANTED\"))'")
     assert "planted: None" in seen, (again.setup.status, again.setup.warning, seen)
+
+
+JS_PACKAGE = (
+    '{"name": "calc", "version": "0.0.0", "packageManager": "pnpm@9.12.0",'
+    ' "scripts": {"test": "node --test"}}\n'
+)
+JS_LOCK = "lockfileVersion: '9.0'\n\nsettings:\n  autoInstallPeers: true\n\nimporters:\n  .: {}\n"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a test stage writes packages/pm/pnpm@9.12.0/bin/pnpm (the packages folder is"
+    " writable in every stage); the next job's setup finds it (`test -x … ||`) and runs it,"
+    " with the network, and every later stage has it first on PATH",
+)
+def test_attack_test_stage_plants_the_package_manager_the_next_job_runs(
+    tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str]
+) -> None:
+    files = {"package.json": JS_PACKAGE, "pnpm-lock.yaml": JS_LOCK,
+             "test/add.test.js": "require('node:test')('adds', () => {});\n"}  # fmt: skip
+    bare = _origin(tmp_path, files)
+    pr = _clone(bare, data / "workspaces" / "octo__demo-pr-3")
+    cfg = ValidationConfig(setup=None)  # the first job needs no pnpm: it only runs its tests
+    ready = prepare(pr, cfg, data_dir=data, env=base_env, sandbox=sandbox)
+    plant = (
+        'pm="$(dirname "$npm_config_cache")/pm/pnpm@9.12.0/bin"; mkdir -p "$pm";'
+        ' printf "#!/bin/sh\\ntouch \\"$(dirname "$npm_config_cache")/planted-pnpm-ran\\"\\n"'
+        ' > "$pm/pnpm"; chmod +x "$pm/pnpm"'
+    )
+    ok, out = _stage(pr, ready.senv.env, ready.senv.writable, sandbox, plant)
+    assert ok, out
+    issue = _clone(bare, data / "workspaces" / "octo__demo-issue-4")
+    later = prepare(issue, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
+    ran = list((data / "packages").glob("*/planted-pnpm-ran"))
+    assert not ran, (later.setup.status, later.setup.command)
+
+
+# --- 3. values a repository declares, in setup's shell commands -------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="pyenv.python_setup joins `-r <file name>` unquoted into the setup command",
+)
+def test_attack_requirement_file_name_is_no_shell_code(
+    tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str]
+) -> None:
+    """A root `*requirements*.txt` file is named on uv's command line: its name is a word."""
+    name = "x;touch injected-by-name;requirements.txt"
+    bare = _origin(tmp_path, {**DEMO, name: "\n"})
+    ws = _clone(bare, data / "workspaces" / "octo__demo-issue-8")
+    ready = prepare(ws, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
+    assert not (ws / "injected-by-name").exists(), ready.setup.command
+    assert ready.setup.status == "passed", ready.setup.command_result
+
+
+@pytest.mark.parametrize(
+    "declared",
+    [
+        "pnpm@9.0.0 ; touch injected",
+        "pnpm@9.0.0+sha1.$(touch injected)",
+        "pnpm@$(touch injected)",
+        "pnpm@`touch injected`",
+        "yarn@../../x",
+        "yarn@4.0.0;touch injected",
+        "pnpm@--prefix=/tmp/injected",
+        "pnpm@..",
+        "pnpm@9.0.0\ntouch injected",
+    ],
+)
+def test_attack_package_manager_value_is_no_shell_code(tmp_path: Path, declared: str) -> None:
+    """`packageManager` reaches the setup commands only as a quoted npm spec, in pm/."""
+    import json
+
+    from bot.validation.node import manager, node_install
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "package.json").write_text(json.dumps({"name": "x", "packageManager": declared}))
+    (repo / "pnpm-lock.yaml").write_text(JS_LOCK)
+    cache = tmp_path / "packages"
+    steps = node_install(repo, {"PATH": ""}, cache)
+    for step in steps:
+        proc = subprocess.run(
+            ["sh", "-c", f"set -f; for w in {step}; do echo \"$w\"; done"], cwd=repo,
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert not (repo / "injected").exists(), step
+        assert "injected" not in step or all("injected" not in w for w in proc.stdout.split())
+    found = manager(repo)
+    if found is not None:
+        folder = found.folder(cache).resolve()
+        assert folder.parent == (cache / "pm").resolve(), folder
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "-r {secret}",
+        "-c {secret}",
+        "-e {secret_dir}",
+        "--find-links {secret_dir}",
+        "-r ../../webhook-secret",
+        "-r ../../../webhook-secret",
+    ],
+)
+def test_attack_requirement_line_reads_a_hidden_file(
+    tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str], line: str
+) -> None:
+    """A requirements line naming a file of the data dir: setup (in the sandbox) cannot read
+    it, so its content reaches no setup row."""
+    secret = data / "webhook-secret"
+    secret.parent.mkdir(parents=True, exist_ok=True)
+    secret.write_text("whsec-the-apps-webhook-secret\n")
+    req = line.format(secret=secret, secret_dir=data)
+    bare = _origin(tmp_path, {**DEMO, "requirements-dev.txt": req + "\n"})
+    ws = _clone(bare, data / "workspaces" / "octo__demo-issue-9")
+    ready = prepare(ws, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
+    shown = str(ready.setup.model_dump())
+    assert "whsec-the-apps-webhook-secret" not in shown
+
+
+def test_attack_submodule_url_runs_no_transport_command(
+    tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str]
+) -> None:
+    """`ext::` and `file://` submodule URLs: git's own protocol rules, in the sandbox."""
+    gitmodules = (
+        '[submodule "a"]\n\tpath = vendor/a\n\turl = ext::sh -c touch% ext-ran\n'
+        f'[submodule "b"]\n\tpath = vendor/b\n\turl = file://{data}\n'
+    )
+    bare = _origin(tmp_path, {**DEMO, ".gitmodules": gitmodules},
+                   gitlinks=("vendor/a", "vendor/b"))  # fmt: skip
+    ws = _clone(bare, data / "workspaces" / "octo__demo-issue-10")
+    escaped = tmp_path / "ext-ran"
+    ready = prepare(ws, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
+    assert not (ws / "ext-ran").exists() and not escaped.exists(), ready.setup.command_result
+    assert not (ws / "vendor/b/webhook-secret").exists()
+
+
+def test_attack_stage_cannot_reach_the_kept_environments_or_the_setup_marker(
+    tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str]
+) -> None:
+    """envs/ and setup/ live beside packages/, hidden from every stage."""
+    bare = _origin(tmp_path, DEMO)
+    ws = _clone(bare, data / "workspaces" / "octo__demo-issue-11")
+    ready = prepare(ws, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
+    assert list((data / "envs").glob("*/*/venv")) and list((data / "setup").glob("*.json"))
+    probe = (
+        'd="$(dirname "$(dirname "$UV_CACHE_DIR")")"; d="$(dirname "$d")";'
+        ' ls "$d/envs" "$d/setup" 2>/dev/null && touch "$d/envs/x" "$d/setup/x";'
+        f" ls {shlex.quote(str(data / 'envs'))} {shlex.quote(str(data / 'setup'))}"
+    )
+    _, out = _stage(ws, ready.senv.env, ready.senv.writable, sandbox, probe)
+    assert not (data / "envs" / "x").exists() and not (data / "setup" / "x").exists()
+    assert ".json" not in out, out
