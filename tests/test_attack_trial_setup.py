@@ -272,15 +272,20 @@ def test_attack_pull_request_tests_plant_code_in_another_workspaces_venv(
     ready = prepare(pr, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
     plant = (
         'for site in "$(dirname "$UV_CACHE_DIR")"/venvs/*/lib/python*/site-packages; do'
-        f" echo 'import os; os.environ.setdefault(\"PLANTED\", \"1\")' > \"$site/{PTH}\"; done"
+        f' echo \'import os; os.environ.setdefault("PLANTED", "1")\' > "$site/{PTH}"; done'
     )
     ok, out = _stage(pr, ready.senv.env, ready.senv.writable, sandbox, plant)
     assert ok, out
     # The issue is labelled again: the job clones afresh at the same workspace path.
     _clone(bare, issue)
     again = prepare(issue, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
-    _, seen = _stage(issue, again.senv.env, again.senv.writable, sandbox,
-                     "python -c 'import os; print(\"planted:\", os.environ.get(\"PLANTED\"))'")
+    _, seen = _stage(
+        issue,
+        again.senv.env,
+        again.senv.writable,
+        sandbox,
+        'python -c \'import os; print("planted:", os.environ.get("PLANTED"))\'',
+    )
     assert "planted: None" in seen, (again.setup.status, again.setup.warning, seen)
 
 
@@ -296,15 +301,20 @@ def test_attack_test_stage_plants_code_for_the_next_job_on_the_same_issue(
     ws = _clone(bare, data / "workspaces" / "octo__demo-issue-6")
     ready = prepare(ws, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
     plant = (
-        'site=$(python -c "import sysconfig; print(sysconfig.get_paths()[\'purelib\'])");'
-        f" echo 'import os; os.environ.setdefault(\"PLANTED\", \"1\")' > \"$site/{PTH}\""
+        "site=$(python -c \"import sysconfig; print(sysconfig.get_paths()['purelib'])\");"
+        f' echo \'import os; os.environ.setdefault("PLANTED", "1")\' > "$site/{PTH}"'
     )
     ok, out = _stage(ws, ready.senv.env, ready.senv.writable, sandbox, plant)
     assert ok, out
     _clone(bare, ws)
     again = prepare(ws, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
-    _, seen = _stage(ws, again.senv.env, again.senv.writable, sandbox,
-                     "python -c 'import os; print(\"planted:\", os.environ.get(\"PLANTED\"))'")
+    _, seen = _stage(
+        ws,
+        again.senv.env,
+        again.senv.writable,
+        sandbox,
+        'python -c \'import os; print("planted:", os.environ.get("PLANTED"))\'',
+    )
     assert "planted: None" in seen, (again.setup.status, again.setup.warning, seen)
 
 
@@ -346,10 +356,6 @@ def test_attack_test_stage_plants_the_package_manager_the_next_job_runs(
 # --- 3. values a repository declares, in setup's shell commands -------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pyenv.python_setup joins `-r <file name>` unquoted into the setup command",
-)
 def test_attack_requirement_file_name_is_no_shell_code(
     tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str]
 ) -> None:
