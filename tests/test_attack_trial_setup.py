@@ -467,3 +467,48 @@ def test_attack_stage_cannot_reach_the_kept_environments_or_the_setup_marker(
     _, out = _stage(ws, ready.senv.env, ready.senv.writable, sandbox, probe)
     assert not (data / "envs" / "x").exists() and not (data / "setup" / "x").exists()
     assert ".json" not in out, out
+
+
+# --- 4. end to end: a prompt-injected model in an IssueFixer job ------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the model's bash (sandboxed) makes vendor/lib/.git under the repository's gitlink;"
+    " the bash tool's `git status` (bot.tools.changes, outside the sandbox) runs its filter",
+)
+def test_attack_injected_model_escapes_the_sandbox_through_a_gitlink(
+    tmp_path: Path, data: Path
+) -> None:
+    import dataclasses
+
+    from bot.config import RepoConfig
+    from bot.workflows.fix.story import fix_issue
+    from tests.e2e import FIX_EDIT, TEST_EDIT, fast_validation_yaml, world
+    from tests.fakes.anthropic import finish, reply, tool_use
+    from tests.test_fix_issue import job, seed_issue
+
+    escaped = tmp_path / "escaped-from-the-fix-job"
+    editor = "str_replace_based_edit_tool"
+    script = [
+        reply(tool_use("bash", {"command": _plant_nested_repo(escaped)})),
+        reply(tool_use(editor, FIX_EDIT), tool_use(editor, TEST_EDIT)),
+        *[reply(finish(summary="add() now adds", root_cause="it subtracted"))] * 3,
+    ]
+    yaml = fast_validation_yaml()
+    with world(tmp_path, script, repo_yaml=yaml) as w:
+        # The repository has a submodule (a gitlink), as many do.
+        work = tmp_path / "maintainer"
+        subprocess.run(["git", "clone", "-q", str(w.remote), str(work)], check=True)
+        git(work, "update-index", "--add", "--cacheinfo", f"160000,{'1' * 40},vendor/lib")
+        git(work, "commit", "-q", "-m", "vendor lib")
+        git(work, "push", "-q", "origin", "HEAD:main")
+        seed_issue(w)
+        policy = SandboxPolicy(root=data / "sandbox", hidden=(data,), app=True,
+                               host_home=Path.home())  # fmt: skip
+        with policy.open("setup") as box:
+            env = dataclasses.replace(w.env(RepoConfig.from_text(yaml)), sandbox=box)
+            fix_issue(job(), env)
+        sent = w.llm_requests_text()
+    assert "Read-only file system" not in sent  # the plant itself landed, in the workspace
+    assert not escaped.exists(), "the model's filter ran in the bot's process tree"
