@@ -469,6 +469,20 @@ def test_attack_stage_cannot_reach_the_kept_environments_or_the_setup_marker(
     assert ".json" not in out, out
 
 
+@pytest.mark.xfail(strict=True, reason="pyenv._quoted: shlex.split raises on the deps line")
+@pytest.mark.parametrize("deps", ['-r "unterminated', "-c 'x", '-e "../x'])
+def test_attack_unbalanced_quote_in_tox_deps_fails_setup_not_the_job(
+    tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str], deps: str
+) -> None:
+    """A tox env's deps line with an unbalanced quote: setup may fail, the job must not crash
+    (a crash is retried by the worker, and says nothing useful to anyone)."""
+    tox = f"[tox]\nenvlist = py\n[testenv]\ndeps = {deps}\ncommands = pytest\n"
+    bare = _origin(tmp_path, {**DEMO, "tox.ini": tox})
+    ws = _clone(bare, data / "workspaces" / "octo__demo-issue-12")
+    ready = prepare(ws, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
+    assert ready.setup.status in ("passed", "failed")
+
+
 # --- 4. end to end: a prompt-injected model in an IssueFixer job ------------------------------
 
 
