@@ -469,7 +469,6 @@ def test_attack_stage_cannot_reach_the_kept_environments_or_the_setup_marker(
     assert ".json" not in out, out
 
 
-@pytest.mark.xfail(strict=True, reason="pyenv._quoted: shlex.split raises on the deps line")
 @pytest.mark.parametrize("deps", ['-r "unterminated', "-c 'x", '-e "../x'])
 def test_attack_unbalanced_quote_in_tox_deps_fails_setup_not_the_job(
     tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str], deps: str

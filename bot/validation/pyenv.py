@@ -271,7 +271,11 @@ def _quoted(items: Iterable[str]) -> list[str]:
     for item in items:
         item = item.replace("{toxinidir}/", "").replace("{toxinidir}", ".")
         if item.startswith("-"):
-            words += [shlex.quote(w) for w in shlex.split(item)]
+            try:
+                parts = shlex.split(item)
+            except ValueError:  # an unbalanced quote: one word as written, for uv to refuse
+                parts = [item]
+            words += [shlex.quote(w) for w in parts]
         else:
             words.append(shlex.quote(item))
     return words
