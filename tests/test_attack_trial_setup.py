@@ -50,8 +50,10 @@ def data(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def sandbox(data: Path) -> Iterator[Sandbox]:
-    """The job's sandbox as a worker makes it: the data dir hidden, App mode."""
-    policy = SandboxPolicy(root=data / "sandbox", hidden=(data,), app=True, host_home=Path.home())
+    """The job's sandbox as a worker makes it (SandboxPolicy.for_settings): the data dir, its
+    secrets and the queue hidden, App mode."""
+    hidden = (data, data / "webhook-secret", data / "jobs-password", data / "agentbot.db")
+    policy = SandboxPolicy(root=data / "sandbox", hidden=hidden, app=True, host_home=Path.home())
     with policy.open() as box:
         yield box
 
@@ -525,3 +527,46 @@ def test_attack_injected_model_escapes_the_sandbox_through_a_gitlink(
         sent = w.llm_requests_text()
     assert "Read-only file system" not in sent  # the plant itself landed, in the workspace
     assert not escaped.exists(), "the model's filter ran in the bot's process tree"
+
+
+# --- 5. a folder a stage may write, resolved by the bot when it mounts the next command -------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a test stage replaces <data>/cache/<ws>/agent (the agent's own cache, inside the"
+    " stage-writable cache dir) by a symlink to the data dir; Sandbox.argv resolves the"
+    " agent's writable paths on the host, so its next bash command has the data dir bound"
+    " writable over the mask that hid it (other installations' workspaces, packages and kept"
+    " environments; the secrets and the queue keep masks of their own)",
+)
+def test_attack_stage_links_the_agents_cache_to_the_data_dir(
+    tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str]
+) -> None:
+    from bot.workflows.steps.workenv import agent_shell
+
+    other = data / "workspaces" / "acme__secret-issue-9"  # another installation's job
+    other.mkdir(parents=True)
+    (other / "private.py").write_text("ACME = 'acme private code'\n")
+    bare = _origin(tmp_path, DEMO)
+    ws = _clone(bare, data / "workspaces" / "octo__demo-issue-13")
+    ready = prepare(ws, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
+    shell = agent_shell(ready.senv)
+
+    def bash(command: str) -> str:
+        run = run_bash(command, cwd=ws, env=shell.env, timeout=60, cap=20_000, sandbox=sandbox,
+                       writable=shell.writable, readable=shell.readable)  # fmt: skip
+        return run.output
+
+    assert "acme private" not in bash(f"cat {other}/private.py")  # hidden, as it should be
+    # The model's new test module, run by validation's test stage (the cache is writable).
+    link = (
+        'cache="$(dirname "$MYPY_CACHE_DIR")"; data="$(dirname "$(dirname "$cache")")";'
+        ' rm -rf "$cache/agent"; ln -s "$data" "$cache/agent"'
+    )
+    ok, out = _stage(ws, ready.senv.env, ready.senv.writable, sandbox, link)
+    assert ok, out
+    # The fix round: the model's bash again.
+    seen = bash(f"cat {other}/private.py; touch {data}/envs/planted-by-the-agent")
+    assert "acme private code" not in seen
+    assert not (data / "envs" / "planted-by-the-agent").exists()
