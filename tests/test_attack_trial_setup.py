@@ -570,3 +570,40 @@ def test_attack_stage_links_the_agents_cache_to_the_data_dir(
     seen = bash(f"cat {other}/private.py; touch {data}/envs/planted-by-the-agent")
     assert "acme private code" not in seen
     assert not (data / "envs" / "planted-by-the-agent").exists()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="agent_shell names <workspace>/node_modules readable; a test stage replaces it by"
+    " a symlink to the data dir and Sandbox.argv resolves it on the host: the agent's next bash"
+    " sees the data dir (other installations' workspaces) read-only",
+)
+def test_attack_agent_links_node_modules_to_the_data_dir(
+    tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str]
+) -> None:
+    from bot.workflows.steps.workenv import agent_shell
+
+    other = data / "workspaces" / "acme__secret-issue-9"
+    other.mkdir(parents=True)
+    (other / "private.js").write_text("module.exports = 'acme private code';\n")
+    files = {"package.json": JS_PACKAGE.replace('"packageManager": "pnpm@9.12.0", ', "")}
+    bare = _origin(tmp_path, files)
+    ws = _clone(bare, data / "workspaces" / "octo__demo-issue-14")
+    ready = prepare(ws, ValidationConfig(setup=None), data_dir=data, env=base_env,
+                    sandbox=sandbox)  # fmt: skip
+    (ws / "node_modules").mkdir()  # what setup's `npm ci` leaves
+    shell = agent_shell(ready.senv)
+
+    def bash(command: str) -> str:
+        run = run_bash(command, cwd=ws, env=shell.env, timeout=60, cap=20_000, sandbox=sandbox,
+                       writable=shell.writable, readable=shell.readable)  # fmt: skip
+        return run.output
+
+    # The agent's own bash cannot: node_modules is a mount of its own there.
+    assert "busy" in bash(f"rm -rf node_modules && ln -s {data} node_modules").lower()
+    assert "acme private code" not in bash(f"cat {other}/private.js")
+    # The model's test, run by the test stage (the workspace writable, no such mount).
+    relink = f"rm -rf node_modules && ln -s {shlex.quote(str(data))} node_modules"
+    ok, out = _stage(ws, ready.senv.env, ready.senv.writable, sandbox, relink)
+    assert ok, out
+    assert "acme private code" not in bash(f"cat {other}/private.js")
