@@ -607,3 +607,43 @@ def test_attack_agent_links_node_modules_to_the_data_dir(
     ok, out = _stage(ws, ready.senv.env, ready.senv.writable, sandbox, relink)
     assert ok, out
     assert "acme private code" not in bash(f"cat {other}/private.js")
+
+
+# --- 6. what setup's row says, and whether a checkout can be made to look merged -------------
+
+POETRY_LOCK = '[[package]]\nname = "pytest"\nversion = "8.3.3"\n'
+
+
+@pytest.mark.xfail(strict=True, reason="install._display leaves the lock constraints' path")
+def test_attack_setup_row_names_no_folder_of_the_runner(
+    tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str]
+) -> None:
+    """The setup command as the row shows it: the venv, caches and interpreters by short
+    names, never the data dir's path (the lock constraints file lives there)."""
+    bare = _origin(tmp_path, {**DEMO, "poetry.lock": POETRY_LOCK})
+    ws = _clone(bare, data / "workspaces" / "octo__demo-issue-15")
+    ready = prepare(ws, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
+    assert " -c " in ready.setup.command  # the constraints are there
+    assert str(data) not in ready.setup.command, ready.setup.command
+
+
+def test_attack_pull_request_checkout_cannot_be_made_to_look_merged(
+    tmp_path: Path, data: Path, sandbox: Sandbox
+) -> None:
+    """The model's bash tries to point origin/HEAD (or main) at its own commit: .git is
+    read-only in the sandbox, so the checkout stays untrusted and nothing is kept."""
+    bare = _origin(tmp_path, {"app.py": "x = 1\n"})
+    ws = _clone(bare, data / "workspaces" / "octo__demo-pr-16")
+    git(ws, "checkout", "-q", "-b", "feature")
+    write(ws, {"app.py": "x = 2\n"})
+    git(ws, "commit", "-qam", "feature")
+    plant = (
+        "git update-ref refs/remotes/origin/HEAD HEAD; git update-ref refs/remotes/origin/main"
+        ' HEAD; echo "$(git rev-parse HEAD) refs/remotes/origin/main" >> .git/packed-refs;'
+        " git symbolic-ref refs/remotes/origin/HEAD refs/heads/feature; git replace"
+        " $(git rev-parse origin/main) HEAD"
+    )
+    run = run_bash(plant, cwd=ws, env={"PATH": "/usr/bin:/bin"}, timeout=60, cap=10_000,
+                   sandbox=sandbox)  # fmt: skip
+    assert "Read-only file system" in run.output
+    assert not env_reuse.trusted(ws)
