@@ -614,7 +614,6 @@ def test_attack_agent_links_node_modules_to_the_data_dir(
 POETRY_LOCK = '[[package]]\nname = "pytest"\nversion = "8.3.3"\n'
 
 
-@pytest.mark.xfail(strict=True, reason="install._display leaves the lock constraints' path")
 def test_attack_setup_row_names_no_folder_of_the_runner(
     tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str]
 ) -> None:
