@@ -646,3 +646,75 @@ def test_attack_pull_request_checkout_cannot_be_made_to_look_merged(
                    sandbox=sandbox)  # fmt: skip
     assert "Read-only file system" in run.output
     assert not env_reuse.trusted(ws)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="TreeGuard.settle(setup=True) writes the names of files setup created into"
+    " .git/info/exclude as they are: a name with a newline adds the pattern `*`, and every new"
+    " file of the change (a conftest.py, a test) is ignored by changed_files and the judge",
+)
+def test_attack_setup_file_name_with_a_newline_ignores_every_new_file(
+    tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str]
+) -> None:
+    from bot.validation.changes import changed_files
+
+    backend = BACKEND.replace(
+        "def build_editable(",
+        "pathlib.Path('zz\\n*').write_text('')\n\n\ndef build_editable(",
+    )
+    bare = _origin(tmp_path, {**DEMO, "_build/backend.py": backend})
+    ws = _clone(bare, data / "workspaces" / "octo__demo-issue-17")
+    base = git(ws, "rev-parse", "HEAD")
+    prepare(ws, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
+    assert (ws / "zz\n*").exists()  # the backend ran, in the sandbox
+    # The change adds a conftest.py (a judge file) and a test module.
+    write(ws, {"conftest.py": "", "tests/test_new.py": "def test_x():\n    pass\n"})
+    assert {"conftest.py", "tests/test_new.py"} <= set(changed_files(ws, base))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="packages/venvs is one writable mount for every job of the repository: a pull"
+    " request's stage, running while a job on main sets up, writes into that job's venv"
+    " before env_reuse.keep copies it, and the copy every later job restores carries it",
+)
+def test_attack_concurrent_stage_poisons_the_environment_before_it_is_kept(
+    tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    bare = _origin(tmp_path, DEMO)
+    pr = _clone(bare, data / "workspaces" / "octo__demo-pr-21")
+    git(pr, "checkout", "-q", "-b", "fork-feature")
+    write(pr, {"src/demo/extra.py": "X = 1\n"})  # the pull request's own commit
+    git(pr, "add", "-A")
+    git(pr, "commit", "-q", "-m", "feature")
+    pr_ready = prepare(pr, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
+    plant = (
+        'for site in "$(dirname "$UV_CACHE_DIR")"/venvs/*/lib/python*/site-packages; do'
+        f' echo \'import os; os.environ.setdefault("PLANTED", "1")\' > "$site/{PTH}"; done'
+    )
+    real_keep = env_reuse.keep
+
+    def interleaved(*args: object, **kw: object) -> bool:
+        # The pull request's test stage runs now, between main's install and its copy.
+        ok, out = _stage(pr, pr_ready.senv.env, pr_ready.senv.writable, sandbox, plant)
+        assert ok, out
+        return real_keep(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(env_reuse, "keep", interleaved)
+    main = _clone(bare, data / "workspaces" / "octo__demo-issue-22")
+    assert prepare(main, ValidationConfig(), data_dir=data, env=base_env,
+                   sandbox=sandbox).setup.status == "passed"  # fmt: skip
+    monkeypatch.setattr(env_reuse, "keep", real_keep)
+    later = _clone(bare, data / "workspaces" / "octo__demo-issue-23")
+    ready = prepare(later, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
+    assert "copied" in ready.setup.warning
+    _, seen = _stage(
+        later,
+        ready.senv.env,
+        ready.senv.writable,
+        sandbox,
+        'python -c \'import os; print("planted:", os.environ.get("PLANTED"))\'',
+    )
+    assert "planted: None" in seen, seen
