@@ -651,23 +651,25 @@ def test_attack_pull_request_checkout_cannot_be_made_to_look_merged(
 @pytest.mark.xfail(
     strict=True,
     reason="TreeGuard.settle(setup=True) writes the names of files setup created into"
-    " .git/info/exclude as they are: a name with a newline adds the pattern `*`, and every new"
-    " file of the change (a conftest.py, a test) is ignored by changed_files and the judge",
+    " .git/info/exclude as they are: a name `*` (or with a newline) is the pattern `/*`, and"
+    " every new file of the change (a conftest.py, a test) is ignored by changed_files and the"
+    " judge",
 )
-def test_attack_setup_file_name_with_a_newline_ignores_every_new_file(
-    tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str]
+@pytest.mark.parametrize("name", ["zz\n*", "*", "[!z]*"])
+def test_attack_setup_file_name_as_a_pattern_ignores_every_new_file(
+    tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str], name: str
 ) -> None:
     from bot.validation.changes import changed_files
 
     backend = BACKEND.replace(
         "def build_editable(",
-        "pathlib.Path('zz\\n*').write_text('')\n\n\ndef build_editable(",
+        f"pathlib.Path({name!r}).write_text('')\n\n\ndef build_editable(",
     )
     bare = _origin(tmp_path, {**DEMO, "_build/backend.py": backend})
     ws = _clone(bare, data / "workspaces" / "octo__demo-issue-17")
     base = git(ws, "rev-parse", "HEAD")
     prepare(ws, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
-    assert (ws / "zz\n*").exists()  # the backend ran, in the sandbox
+    assert (ws / name).exists()  # the backend ran, in the sandbox
     # The change adds a conftest.py (a judge file) and a test module.
     write(ws, {"conftest.py": "", "tests/test_new.py": "def test_x():\n    pass\n"})
     assert {"conftest.py", "tests/test_new.py"} <= set(changed_files(ws, base))
