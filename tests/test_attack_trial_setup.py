@@ -648,13 +648,6 @@ def test_attack_pull_request_checkout_cannot_be_made_to_look_merged(
     assert not env_reuse.trusted(ws)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="TreeGuard.settle(setup=True) writes the names of files setup created into"
-    " .git/info/exclude as they are: a name `*` (or with a newline) is the pattern `/*`, and"
-    " every new file of the change (a conftest.py, a test) is ignored by changed_files and the"
-    " judge",
-)
 @pytest.mark.parametrize("name", ["zz\n*", "*", "[!z]*"])
 def test_attack_setup_file_name_as_a_pattern_ignores_every_new_file(
     tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str], name: str
@@ -669,10 +662,13 @@ def test_attack_setup_file_name_as_a_pattern_ignores_every_new_file(
     ws = _clone(bare, data / "workspaces" / "octo__demo-issue-17")
     base = git(ws, "rev-parse", "HEAD")
     prepare(ws, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
-    assert (ws / name).exists()  # the backend ran, in the sandbox
+    # The backend ran (in the sandbox); a name no exclude line can hold is not kept.
+    assert (ws / name).exists() != ("\n" in name)
     # The change adds a conftest.py (a judge file) and a test module.
     write(ws, {"conftest.py": "", "tests/test_new.py": "def test_x():\n    pass\n"})
     assert {"conftest.py", "tests/test_new.py"} <= set(changed_files(ws, base))
+    # What setup made is still kept out of the change, or gone when no pattern can name it.
+    assert not {name} & set(changed_files(ws, base))
 
 
 @pytest.mark.xfail(
