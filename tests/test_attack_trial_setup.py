@@ -104,11 +104,6 @@ def _plant_nested_repo(escaped: Path) -> str:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the bot's `git status` after the agent's bash recurses into a gitlink whose .git the"
-    " agent made, and runs that repository's filter.x.clean outside the sandbox",
-)
 def test_attack_agent_bash_plants_a_nested_repo_under_a_gitlink(
     tmp_path: Path, data: Path, sandbox: Sandbox
 ) -> None:
@@ -128,7 +123,8 @@ def test_attack_agent_bash_plants_a_nested_repo_under_a_gitlink(
 @pytest.mark.xfail(
     strict=True,
     reason="a hostile repository's build backend (setup, in the sandbox) plants vendor/lib/.git;"
-    " the TreeGuard's `git status` after setup runs its clean filter outside the sandbox",
+    " env_reuse.trusted()'s `git status --ignore-submodules=none`, right after setup, runs its"
+    " clean filter outside the sandbox",
 )
 def test_attack_setup_plants_a_nested_repo_under_a_gitlink(
     tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str]
@@ -487,11 +483,6 @@ def test_attack_unbalanced_quote_in_tox_deps_fails_setup_not_the_job(
 # --- 4. end to end: a prompt-injected model in an IssueFixer job ------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the model's bash (sandboxed) makes vendor/lib/.git under the repository's gitlink;"
-    " the bash tool's `git status` (bot.tools.changes, outside the sandbox) runs its filter",
-)
 def test_attack_injected_model_escapes_the_sandbox_through_a_gitlink(
     tmp_path: Path, data: Path
 ) -> None:
