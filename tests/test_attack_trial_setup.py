@@ -414,6 +414,8 @@ def test_attack_package_manager_value_is_no_shell_code(tmp_path: Path, declared:
         "--find-links {secret_dir}",
         "-r ../../webhook-secret",
         "-r ../../../webhook-secret",
+        "-r ../acme__secret-issue-9/requirements.txt",
+        "-e ../acme__secret-issue-9",
     ],
 )
 def test_attack_requirement_line_reads_a_hidden_file(
@@ -424,6 +426,10 @@ def test_attack_requirement_line_reads_a_hidden_file(
     secret = data / "webhook-secret"
     secret.parent.mkdir(parents=True, exist_ok=True)
     secret.write_text("whsec-the-apps-webhook-secret\n")
+    other = data / "workspaces" / "acme__secret-issue-9"  # another installation's job
+    other.mkdir(parents=True)
+    (other / "requirements.txt").write_text("whsec-the-apps-webhook-secret\n")
+    (other / "setup.py").write_text("raise SystemExit('whsec-the-apps-webhook-secret')\n")
     req = line.format(secret=secret, secret_dir=data)
     bare = _origin(tmp_path, {**DEMO, "requirements-dev.txt": req + "\n"})
     ws = _clone(bare, data / "workspaces" / "octo__demo-issue-9")
