@@ -114,6 +114,7 @@ def run(
     Planted config is scrubbed first (bot.git.harden), unless the command makes a repository.
     """
     op = operation or subcommand(args)
+    args = _outside_submodules(args)
     shown = redact(shlex.join(["git", *args]))
     log.debug("%s  (in %s)", shown, cwd)
     started = time.monotonic()
@@ -169,6 +170,16 @@ def failure(
     if output:
         message += f"\n{output}"
     return GitError(redact(message), operation=operation, recoverable=recoverable)
+
+
+def _outside_submodules(args: Sequence[str]) -> list[str]:
+    """`status` and `diff` never look inside a submodule's work tree: its `.git` is the
+    checkout's to plant (config, filters, attributes), and git would run it for the bot."""
+    name = subcommand(args)
+    if name not in ("status", "diff") or any(a.startswith("--ignore-submodules") for a in args):
+        return list(args)
+    at = list(args).index(name) + 1
+    return [*args[:at], "--ignore-submodules=dirty", *args[at:]]
 
 
 def subcommand(args: Sequence[str]) -> str:

@@ -11,6 +11,7 @@ cache litter is excluded from the start, so it never lands in a commit.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,6 +99,13 @@ def exclude(repo: Path, patterns: Iterable[str]) -> None:
     )
 
 
+def _literal(path: str) -> str:
+    """`path` as a gitignore pattern matching only itself (a trailing `/` kept a folder's)."""
+    folder = path.endswith("/")
+    body = re.sub(r"([\\*?\[\]!# ])", r"\\\1", path.rstrip("/"))
+    return body + ("/" if folder else "")
+
+
 @dataclass
 class Snapshot:
     """The working tree's dirty paths (status code) and their content before a stage."""
@@ -145,7 +153,12 @@ class TreeGuard:
         after = self.status()
         created = [p for p, code in after.items() if p not in before.status and code == "??"]
         if setup:
-            exclude(self.repo, sorted({f"/{self._top_new(p, before.status)}" for p in created}))
+            tops = {p: self._top_new(p, before.status) for p in created}
+            for path, top in tops.items():
+                if "\n" in top or "\r" in top:  # no exclude line can name it: not kept
+                    self._remove(path)
+            lines = {f"/{_literal(t)}" for t in tops.values() if "\n" not in t and "\r" not in t}
+            exclude(self.repo, sorted(lines))
         else:
             # First, so that a link a stage put where a folder was is gone before restoring.
             for path in created:

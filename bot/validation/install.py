@@ -273,7 +273,7 @@ def _display(command: str, senv: StageEnv) -> str:
         command = command.replace(shlex.quote(str(senv.venv)), "$VENV").replace(
             str(senv.venv), "$VENV"
         )
-    command = command.replace(str(senv.packages), "$PACKAGES")
+    command = command.replace(str(senv.packages), "$PACKAGES").replace(str(senv.cache), "$CACHE")
     uv = find_uv({"PATH": ""})
     for path, name in ((uv, "uv"), (sys.executable, "python")):
         if path:

@@ -189,14 +189,14 @@ def python_setup(
     names = list(
         dict.fromkeys([*extras(repo, pyproject), *(e for e in wanted_extras if e in declared)])
     )
-    reqs = [a for f in _requirement_files(repo) for a in ("-r", f)]
+    reqs = [a for f in _requirement_files(repo) for a in ("-r", q(f))]  # a name is a word
     group_reqs = groups(
         pyproject, [n for n in GROUP_NAMES if n in pyproject.get("dependency-groups", {})]
     )
     uv_lock = bool(uv and (repo / "uv.lock").is_file() and pyproject.get("project"))
     if not uv_lock:
         group_reqs += [r for r in dev if r not in group_reqs]
-    cons = ["-c", str(constraints)] if constraints else []
+    cons = ["-c", q(str(constraints))] if constraints else []
     flat = (
         "the project itself could not be installed (flat layout, application or scripts);"
         " installed its declared dependencies and run the stages from the repository root"
@@ -271,7 +271,11 @@ def _quoted(items: Iterable[str]) -> list[str]:
     for item in items:
         item = item.replace("{toxinidir}/", "").replace("{toxinidir}", ".")
         if item.startswith("-"):
-            words += [shlex.quote(w) for w in shlex.split(item)]
+            try:
+                parts = shlex.split(item)
+            except ValueError:  # an unbalanced quote: one word as written, for uv to refuse
+                parts = [item]
+            words += [shlex.quote(w) for w in parts]
         else:
             words.append(shlex.quote(item))
     return words
