@@ -3,6 +3,7 @@ prompt-injected model, with real git, real uv and the real bubblewrap sandbox.
 
 Every test asserts the SAFE behaviour. A test marked xfail(strict=True) is an attack this
 trial reached: it fails today and will XPASS (and so fail the run) once the defence lands.
+Of the 14 the trial reached, 13 are closed; the direct write into uv's cache is still open.
 """
 
 from __future__ import annotations
@@ -120,12 +121,6 @@ def test_attack_agent_bash_plants_a_nested_repo_under_a_gitlink(
     assert not escaped.exists(), "the nested repository's filter ran in the bot's process tree"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a hostile repository's build backend (setup, in the sandbox) plants vendor/lib/.git;"
-    " env_reuse.trusted()'s `git status --ignore-submodules=none`, right after setup, runs its"
-    " clean filter outside the sandbox",
-)
 def test_attack_setup_plants_a_nested_repo_under_a_gitlink(
     tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str]
 ) -> None:
@@ -144,11 +139,6 @@ def test_attack_setup_plants_a_nested_repo_under_a_gitlink(
     assert not escaped.exists(), "the nested repository's filter ran in the bot's process tree"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="env_reuse.trusted() runs `git status --ignore-submodules=none`, entering the"
-    " planted nested repository and running its filter outside the sandbox",
-)
 def test_attack_trust_check_enters_a_planted_nested_repo(
     tmp_path: Path, data: Path, sandbox: Sandbox
 ) -> None:
@@ -214,12 +204,6 @@ def _push(bare: Path, tmp: Path, files: dict[str, str], message: str) -> None:
     git(work, "push", "-q", "origin", "HEAD:main")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a test stage appends to pytest in its own venv; the file is a hardlink into the"
-    " repository's uv cache (writable in every stage), so the next fresh install of main"
-    " links the forged pytest, keeps it as the trusted environment, and a failing test passes",
-)
 def test_attack_test_stage_poisons_the_uv_cache_through_its_venv(
     tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str]
 ) -> None:
@@ -247,15 +231,39 @@ def test_attack_test_stage_poisons_the_uv_cache_through_its_venv(
     assert not any("_agentbot_forged" in k for k in kept), "the kept environment is forged"
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="still reached: uv's cache is writable in every stage (`uv run` and cargo lock"
+    " their caches), so a stage that writes the cached pytest itself (not through its venv)"
+    " forges the next fresh install; read-only caches outside setup are the next step",
+)
+def test_attack_test_stage_writes_the_uv_cache_directly(
+    tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str]
+) -> None:
+    bare = _origin(tmp_path, DEMO)
+    ws1 = _clone(bare, data / "workspaces" / "octo__demo-issue-1")
+    ready = prepare(ws1, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
+    senv = ready.senv
+    assert ready.setup.status == "passed"
+    plant = (
+        "import os, pathlib\n"
+        "for p in pathlib.Path(os.environ['UV_CACHE_DIR']).rglob('pytest/__init__.py'):\n"
+        f"    p.chmod(0o644); open(p, 'a').write({FORGE!r})"
+    )
+    ok, out = _stage(ws1, senv.env, senv.writable, sandbox, f"python -c {shlex.quote(plant)}")
+    assert ok, out
+    _push(bare, tmp_path, {"pyproject.toml": PYPROJECT + "# 2\n", "tests/test_demo.py": FAILING},
+          "r2")  # fmt: skip
+    ws2 = _clone(bare, data / "workspaces" / "octo__demo-issue-2")
+    ready2 = prepare(ws2, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
+    ok2, out2 = _stage(ws2, ready2.senv.env, ready2.senv.writable, sandbox,
+                       "python -m pytest -q -p no:cacheprovider")  # fmt: skip
+    assert not ok2 and "1 failed" in out2, out2
+
+
 PTH = "zz_agentbot_planted.pth"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a pull request's test stage writes a .pth into every venv under the repository's"
-    " packages/venvs (writable in every stage); the next job on an issue reuses the same"
-    " workspace name, so setup says 'already set up (cached)' and runs the planted code",
-)
 def test_attack_pull_request_tests_plant_code_in_another_workspaces_venv(
     tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str]
 ) -> None:
@@ -287,11 +295,6 @@ def test_attack_pull_request_tests_plant_code_in_another_workspaces_venv(
     assert "planted: None" in seen, (again.setup.status, again.setup.warning, seen)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a job's own test stage plants a .pth in its venv; the next job on the same issue"
-    " (same workspace path) finds the setup marker and uses that venv as is",
-)
 def test_attack_test_stage_plants_code_for_the_next_job_on_the_same_issue(
     tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str]
 ) -> None:
@@ -323,12 +326,6 @@ JS_PACKAGE = (
 JS_LOCK = "lockfileVersion: '9.0'\n\nsettings:\n  autoInstallPeers: true\n\nimporters:\n  .: {}\n"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a test stage writes packages/pm/pnpm@9.12.0/bin/pnpm (the packages folder is"
-    " writable in every stage); the next job's setup finds it (`test -x … ||`) and runs it,"
-    " with the network, and every later stage has it first on PATH",
-)
 def test_attack_test_stage_plants_the_package_manager_the_next_job_runs(
     tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str]
 ) -> None:
@@ -529,14 +526,6 @@ def test_attack_injected_model_escapes_the_sandbox_through_a_gitlink(
 # --- 5. a folder a stage may write, resolved by the bot when it mounts the next command -------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a test stage replaces <data>/cache/<ws>/agent (the agent's own cache, inside the"
-    " stage-writable cache dir) by a symlink to the data dir; Sandbox.argv resolves the"
-    " agent's writable paths on the host, so its next bash command has the data dir bound"
-    " writable over the mask that hid it (other installations' workspaces, packages and kept"
-    " environments; the secrets and the queue keep masks of their own)",
-)
 def test_attack_stage_links_the_agents_cache_to_the_data_dir(
     tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str]
 ) -> None:
@@ -569,12 +558,6 @@ def test_attack_stage_links_the_agents_cache_to_the_data_dir(
     assert not (data / "envs" / "planted-by-the-agent").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agent_shell names <workspace>/node_modules readable; a test stage replaces it by"
-    " a symlink to the data dir and Sandbox.argv resolves it on the host: the agent's next bash"
-    " sees the data dir (other installations' workspaces) read-only",
-)
 def test_attack_agent_links_node_modules_to_the_data_dir(
     tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str]
 ) -> None:
@@ -668,12 +651,6 @@ def test_attack_setup_file_name_as_a_pattern_ignores_every_new_file(
     assert not {name} & set(changed_files(ws, base))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="packages/venvs is one writable mount for every job of the repository: a pull"
-    " request's stage, running while a job on main sets up, writes into that job's venv"
-    " before env_reuse.keep copies it, and the copy every later job restores carries it",
-)
 def test_attack_concurrent_stage_poisons_the_environment_before_it_is_kept(
     tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str],
     monkeypatch: pytest.MonkeyPatch,

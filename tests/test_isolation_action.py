@@ -106,7 +106,8 @@ def test_the_agent_reaches_no_runner_file_command_checkout_credential_or_token(
         "FORCE_COLOR", "PIP_DISABLE_PIP_VERSION_CHECK", "PIP_NO_INPUT", "UV_NO_PROGRESS",
         "UV_PYTHON_DOWNLOADS", "HUSKY", "npm_config_audit", "npm_config_fund",
         "npm_config_update_notifier", "MYPY_FORCE_TERMINAL_WIDTH", "PRE_COMMIT_HOME",
-        "PYTHONPYCACHEPREFIX", "MYPY_CACHE_DIR", "RUFF_CACHE_DIR", "VIRTUAL_ENV", "PYTHONPATH",
+        "PYTHONPYCACHEPREFIX", "UV_LINK_MODE", "MYPY_CACHE_DIR", "RUFF_CACHE_DIR",
+        "VIRTUAL_ENV", "PYTHONPATH",
     }  # fmt: skip
     # The package caches, per repository under the data dir (agentbot's own paths).
     allowed |= {

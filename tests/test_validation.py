@@ -285,10 +285,14 @@ def data_dir(session_dir: Path) -> Path:
 def repo(session_dir: Path) -> Path:
     """A fresh demo repo at the one workspace path every test uses (so its venv is reused)."""
     path = session_dir / "ws" / "demo"
+    clone = session_dir / "demo-clone-id"
     if path.exists():
         shutil.rmtree(path)
     path.mkdir(parents=True)
     git(path, "init", "-q")
+    # The same clone for setup (bot.validation.setup_marker): a new one would set up afresh.
+    clone.write_text(clone.read_text() if clone.exists() else "demo")
+    (path / ".git" / "agentbot-clone-id").write_text(clone.read_text())
     write(
         path,
         {

@@ -101,8 +101,10 @@ class Sandbox:
             if not sys.platform.startswith("linux"):
                 return list(argv)
             return [sys.executable, "-I", "-S", reaper.__file__, *argv]
-        rw = tuple(Path(p).resolve() for p in writable)
-        ro = tuple(Path(p).resolve() for p in readable)
+        asked = [Path(p).absolute() for p in (*writable, *readable)]
+        guarded = (*self.hidden, *asked)
+        rw = tuple(t for p in writable if (t := _bind_target(Path(p), guarded)) is not None)
+        ro = tuple(t for p in readable if (t := _bind_target(Path(p), guarded)) is not None)
         where = Path(cwd).resolve()
         if not inside(where, rw + ro):
             raise ValueError(f"{where} is not among the paths this command may see")
@@ -267,3 +269,18 @@ def _remove_tree(root: Path) -> None:
         with contextlib.suppress(OSError):
             folder.chmod(stat.S_IRWXU)
     shutil.rmtree(root, ignore_errors=True)
+
+
+def _bind_target(path: Path, guarded: Sequence[Path]) -> Path | None:
+    """Where to mount `path`: its real place, or None when a symlink below the data dir or
+    below another path this command sees leads there; such a link is a stage's doing (a
+    test replaced the agent's cache or node_modules), and following it on the host would
+    mount whatever it names (the data dir) over the masks."""
+    absolute = path.absolute()
+    resolved = absolute.resolve()
+    if resolved == absolute:
+        return resolved
+    for part in (absolute, *absolute.parents):
+        if part.is_symlink() and any(part != g and inside(part, [g]) for g in guarded):
+            return None
+    return resolved

@@ -50,6 +50,7 @@ class Suite:
             clock=self.clock,
             sandbox=self.senv.sandbox,
             writable=self.senv.writable,
+            readable=self.senv.readable,
         )
         try:
             counts = parse_test_counts(self.runner, done.output)

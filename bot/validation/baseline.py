@@ -90,7 +90,10 @@ class BaseTree:
             clock=self.clock,
             sandbox=senv.sandbox,
             writable=[tmp, *(p for p in senv.writable if p != senv.repo)],
-            readable=[senv.repo],  # its node_modules and venv are borrowed, never changed
+            readable=[
+                senv.repo,
+                *senv.readable,
+            ],  # its node_modules and venv are borrowed, never changed
         )
         roots = (tmp, self.senv.repo)
         tests = parse_test_counts(runner, result.output) if stage == "test" else None

@@ -199,7 +199,7 @@ class Check:
             env = {**env, "CARGO_TARGET_DIR": str(senv.cache / f"target-{stage}")}
         return run_command(
             command, senv.repo, env=env, timeout=self.timeout, clock=self.clock,
-            sandbox=senv.sandbox, writable=senv.writable,
+            sandbox=senv.sandbox, writable=senv.writable, readable=senv.readable,
         )  # fmt: skip
 
     def _base_run(self, spec: StageSpec) -> Callable[[], Baseline | None]:

@@ -49,7 +49,8 @@ def passes_on_clean_head(
             env["CARGO_TARGET_DIR"] = str(tmp / "target")
         result = run_command(
             command, tmp, env=env, timeout=timeout, clock=clock, sandbox=senv.sandbox,
-            writable=[tmp, *(p for p in senv.writable if p != repo)], readable=[repo],
+            writable=[tmp, *(p for p in senv.writable if p != repo)],
+            readable=[repo, *senv.readable],
         )  # fmt: skip
         counts = parse_test_counts(infer_runner(command, "auto"), result.output)
         return (

@@ -114,7 +114,7 @@ def trusted(repo: Path) -> bool:
     """A clean checkout of a commit the remote's default branch holds."""
     if not is_checkout(repo):
         return False
-    if git(repo, "status", "--porcelain", "--ignore-submodules=none", check=False).strip():
+    if git(repo, "status", "--porcelain", check=False).strip():  # never inside a submodule
         return False
     default = git(repo, "rev-parse", "-q", "--verify", "refs/remotes/origin/HEAD", check=False)
     if not default.strip():

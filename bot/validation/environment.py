@@ -48,6 +48,8 @@ _PACKAGE_CACHES = {
     "YARN_GLOBAL_FOLDER": "yarn-berry", "GOMODCACHE": "go-mod",
     "COREPACK_HOME": "corepack", "CARGO_HOME": "cargo",
 }  # fmt: skip
+# The package caches' folders under `packages`, each writable in every stage.
+SHARED_CACHES = (*_PACKAGE_CACHES.values(), "pre-commit")
 # Never inherited: they would point the workspace's tools at agentbot's interpreter.
 _DROPPED = ("VIRTUAL_ENV", "PYTHONHOME", "PYTHONPATH", "CONDA_PREFIX")
 
@@ -107,9 +109,22 @@ class StageEnv:
 
     @property
     def writable(self) -> tuple[Path, ...]:
-        """What a stage may write inside the sandbox: the workspace, its venv and caches."""
-        venv = self.venv is not None and not self.venv.is_relative_to(self.packages)
-        return (self.repo, self.cache, self.packages, *([self.venv] if venv and self.venv else []))
+        """What a stage may write inside the sandbox: the workspace, its own venv and caches,
+        and the repository's package caches; never another job's venv or a package manager
+        (a later job would run what a stage planted there)."""
+        venv = (self.venv,) if self.venv is not None else ()
+        shared = tuple(self.packages / name for name in SHARED_CACHES)
+        return (self.repo, self.cache, *venv, *shared)
+
+    @property
+    def setup_writable(self) -> tuple[Path, ...]:
+        """What setup may write: the stages' paths and the package managers it installs."""
+        return (*self.writable, self.packages / "pm")
+
+    @property
+    def readable(self) -> tuple[Path, ...]:
+        """What a stage sees read-only beside: the package managers setup installed."""
+        return (self.packages / "pm",) if (self.packages / "pm").is_dir() else ()
 
 
 def build_stage_env(
@@ -152,6 +167,8 @@ def build_stage_env(
     if from_root:
         env["PYTHONPATH"] = os.pathsep.join(str(p) for p in (repo / "src", repo) if p.is_dir())
     env.setdefault("PRE_COMMIT_HOME", str(packages / "pre-commit"))
+    # A copy, not a hardlink into uv's cache: what a stage writes into its venv stays there.
+    env.setdefault("UV_LINK_MODE", "copy")
     # Downloads outside the job's throwaway HOME: the next job on this repository reuses them.
     for name, folder in _PACKAGE_CACHES.items():
         env[name] = str(packages / folder)

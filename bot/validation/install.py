@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import shlex
+import shutil
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -187,8 +188,12 @@ def run_setup(senv: StageEnv, plan: SetupPlan, *, timeout: float, clock: Clock) 
         return SetupOutcome(gate=gate)
     marker = senv.data_dir / "setup" / f"{workspace_key(senv.repo)}.json"
     stamp = fingerprint(senv.repo, senv.profile, plan, senv)
-    venv_ok = senv.venv is None or (senv.venv / "bin" / "python").exists()
     cached = setup_marker.read(marker)
+    earlier = cached is None or cached[3] != setup_marker.clone_id(senv.repo)
+    if earlier and senv.venv is not None and senv.venv.exists():
+        # An earlier clone's venv at this workspace path: its stages could write there.
+        shutil.rmtree(senv.venv)
+    venv_ok = senv.venv is None or (senv.venv / "bin" / "python").exists()
     if venv_ok and cached is not None and cached[0] == stamp:
         return _skipped(
             "already set up for these dependency files (cached)", cached[1], cached[2],
@@ -263,7 +268,7 @@ def _run(senv: StageEnv, command: str, *, timeout: float, clock: Clock) -> Comma
     """One setup command, in the sandbox with the network setup (alone) gets."""
     return run_command(
         command, senv.repo, env=senv.env, timeout=timeout, clock=clock,
-        sandbox=senv.sandbox, writable=senv.writable, setup=True,
+        sandbox=senv.sandbox, writable=senv.setup_writable, setup=True,
     )  # fmt: skip
 
 

@@ -60,7 +60,7 @@ def ensure_coverage_py(senv: StageEnv, python: str, *, timeout: float, clock: Cl
     py = shlex.quote(python)
     probe = run_command(
         f'{py} -c "import coverage"', senv.repo, env=senv.env, timeout=60, clock=clock,
-        sandbox=senv.sandbox, writable=senv.writable,
+        sandbox=senv.sandbox, writable=senv.writable, readable=senv.readable,
     )  # fmt: skip
     if probe.success:
         return ""
@@ -71,6 +71,6 @@ def ensure_coverage_py(senv: StageEnv, python: str, *, timeout: float, clock: Cl
         return "coverage.py could not be installed: the venv's installer (uv) is not found"
     install = run_command(
         command, senv.repo, env=senv.env, timeout=timeout, clock=clock,
-        sandbox=senv.sandbox, writable=senv.writable, setup=True,  # setup's network, if any
+        sandbox=senv.sandbox, writable=senv.setup_writable, setup=True,  # setup's network, if any
     )  # fmt: skip
     return "" if install.success else "coverage.py could not be installed in the repository's venv"

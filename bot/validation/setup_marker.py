@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
 from bot.validation.environment import StageEnv, write_atomic
@@ -12,12 +13,29 @@ def write(
     marker: Path, senv: StageEnv, stamp: str, command: str, flags: list[str], warnings: list[str]
 ) -> None:
     """Record a setup that succeeded (or an environment copied in) for this workspace."""
-    doc = {"workspace": str(senv.repo), "fingerprint": stamp, "command": command}
+    doc = {"workspace": str(senv.repo), "fingerprint": stamp, "command": command,
+           "clone": clone_id(senv.repo)}  # fmt: skip
     write_atomic(marker, json.dumps({**doc, "flags": flags, "warnings": warnings}))
 
 
-def read(path: Path) -> tuple[str, list[str], list[str]] | None:
-    """(fingerprint, flags, warnings) of the last setup that succeeded here."""
+def clone_id(repo: Path) -> str:
+    """Which clone this workspace is: the App clones afresh for every job at the same path,
+    and a venv an earlier clone's stages wrote into is not this job's ("" for no .git dir)."""
+    git_dir = repo / ".git"
+    if not git_dir.is_dir():
+        return ""
+    # In .git, which no stage may write (the sandbox mounts it read-only).
+    path = git_dir / "agentbot-clone-id"
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        made = uuid.uuid4().hex
+        path.write_text(made)
+        return made
+
+
+def read(path: Path) -> tuple[str, list[str], list[str], str] | None:
+    """(fingerprint, flags, warnings, clone) of the last setup that succeeded here."""
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
@@ -25,4 +43,5 @@ def read(path: Path) -> tuple[str, list[str], list[str]] | None:
     if not isinstance(data, dict) or not isinstance(data.get("fingerprint"), str):
         return None
     flags = [str(f) for f in data.get("flags", [])]
-    return data["fingerprint"], flags, [str(w) for w in data.get("warnings", [])]
+    warnings = [str(w) for w in data.get("warnings", [])]
+    return data["fingerprint"], flags, warnings, str(data.get("clone", ""))

@@ -85,6 +85,7 @@ class SuiteRunner:
                 clock=self.clock,
                 sandbox=self.senv.sandbox,
                 writable=self.senv.writable,
+                readable=self.senv.readable,
             )
             try:
                 _only_regular_files(out)

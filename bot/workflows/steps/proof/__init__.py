@@ -197,14 +197,14 @@ def _run(
             resolve = RESOLVE.replace("python", py, 1) + shlex.quote(module)
             found = run_command(
                 resolve, path, env=env, timeout=120, clock=clock,
-                sandbox=senv.sandbox, writable=writable, readable=[senv.repo],
+                sandbox=senv.sandbox, writable=writable, readable=[senv.repo, *senv.readable],
             )  # fmt: skip
             origin = resolved(found.output)
             if origin and Path(origin).resolve().is_relative_to(path.resolve()):
                 origin, inside = str(Path(origin).resolve().relative_to(path.resolve())), True
         result = run_command(
             command, path, env=env, timeout=600, clock=clock, sandbox=senv.sandbox,
-            writable=writable, readable=[senv.repo],
+            writable=writable, readable=[senv.repo, *senv.readable],
         )  # fmt: skip
     # A project's own `--color=yes` (humanize's addopts) colours the summary the verdict reads.
     output = strip_ansi(result.output)
