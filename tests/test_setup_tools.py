@@ -308,7 +308,12 @@ def test_package_caches_are_per_repository_outside_home(tmp_path: Path) -> None:
     assert envs[0].env["npm_config_cache"] == str(envs[0].packages / "npm")
     # Cargo's registry and git checkouts too, not in the job's throwaway HOME.
     assert envs[0].env["CARGO_HOME"] == str(envs[0].packages / "cargo")
-    assert envs[0].packages in envs[0].writable
+    # Each cache is writable in a stage; the package managers and other jobs' venvs are not.
+    assert envs[0].packages / "uv" in envs[0].writable
+    assert envs[0].packages not in envs[0].writable
+    assert envs[0].packages / "pm" not in envs[0].writable
+    assert envs[0].packages / "pm" in envs[0].setup_writable
+    assert envs[1].venv not in envs[0].writable
     assert envs[0].venv != envs[1].venv  # a venv per workspace, the downloads shared
 
 
@@ -316,25 +321,32 @@ def test_package_caches_are_per_repository_outside_home(tmp_path: Path) -> None:
 def test_a_test_submodule_is_initialised_at_its_recorded_commit(
     tmp_path: Path, wheels: dict[str, str]
 ) -> None:
-    data = git_repo(tmp_path / "fixtures", {"numbers.txt": "1 2 3\n"})
-    recorded = subprocess.run(["git", "-C", str(data), "rev-parse", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()  # fmt: skip
-    make(data, {"numbers.txt": "4 5 6\n"})  # a later commit the checkout does not record
-    subprocess.run(["git", "-C", str(data), "commit", "-qam", "later"], check=True, env=GIT_ENV)
-    home = make(tmp_path / "home", {".gitconfig": '[protocol "file"]\n\tallow = always\n'})
-    env = {**wheels, "HOME": str(home)}
-    test = "from pathlib import Path\n\n\ndef test_data():\n"
-    test += "    assert Path('tests/data/numbers.txt').read_text() == '1 2 3\\n'\n"
-    repo = git_repo(tmp_path / "app", {**SMALL, "tests/test_data.py": test})
-    subprocess.run(["git", "-C", str(data), "checkout", "-q", recorded], check=True)
-    subprocess.run(["git", "-C", str(repo), "-c", "protocol.file.allow=always", "submodule",
-                    "add", "-q", str(data), "tests/data"], check=True, env=GIT_ENV)  # fmt: skip
-    subprocess.run(["git", "-C", str(repo), "commit", "-qm", "data"], check=True, env=GIT_ENV)
-    fresh = tmp_path / "fresh"  # a clone, as a job's workspace is: the submodule left empty
-    subprocess.run(["git", "clone", "-q", str(repo), str(fresh)], check=True)
-    assert not (fresh / "tests/data/numbers.txt").exists()
-    cfg = ValidationConfig(format=None, lint=None, typecheck=None)
-    report = validate(fresh, tmp_path / "data", env, config=cfg)
+    from tests.realrepos.githttp import serve
+
+    with serve(tmp_path / "http") as http:
+        bare = http.root / "fixtures.git"
+        subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], check=True)
+        data = git_repo(tmp_path / "fixtures", {"numbers.txt": "1 2 3\n"})
+        head = ["git", "-C", str(data), "rev-parse", "HEAD"]
+        recorded = subprocess.run(head, capture_output=True, text=True, check=True).stdout.strip()
+        make(data, {"numbers.txt": "4 5 6\n"})  # a later commit the checkout does not record
+        subprocess.run(["git", "-C", str(data), "commit", "-qam", "later"], check=True, env=GIT_ENV)
+        subprocess.run(["git", "-C", str(data), "push", "-q", str(bare), "HEAD:refs/heads/main"],
+                       check=True)  # fmt: skip
+        url = http.publish(bare)
+        test = "from pathlib import Path\n\n\ndef test_data():\n"
+        test += "    assert Path('tests/data/numbers.txt').read_text() == '1 2 3\\n'\n"
+        repo = git_repo(tmp_path / "app", {**SMALL, "tests/test_data.py": test})
+        subprocess.run(["git", "-C", str(repo), "submodule", "add", "-q", url, "tests/data"],
+                       check=True, env=GIT_ENV)  # fmt: skip
+        subprocess.run(["git", "-C", str(repo / "tests/data"), "checkout", "-q", recorded],
+                       check=True)  # fmt: skip
+        subprocess.run(["git", "-C", str(repo), "commit", "-qam", "data"], check=True, env=GIT_ENV)
+        fresh = tmp_path / "fresh"  # a clone, as a job's workspace is: the submodule left empty
+        subprocess.run(["git", "clone", "-q", str(repo), str(fresh)], check=True)
+        assert not (fresh / "tests/data/numbers.txt").exists()
+        cfg = ValidationConfig(format=None, lint=None, typecheck=None)
+        report = validate(fresh, tmp_path / "data", wheels, config=cfg)
     setup = gate(report, "setup")
     assert "git submodule update --init --recursive" in setup.command
     assert gate(report, "test").status == "passed", report

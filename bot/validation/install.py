@@ -29,7 +29,10 @@ from bot.validation.profiles import Profile, toml
 from bot.validation.pyenv import PYTHON_TOOLS, Step, poetry_constraints, python_setup
 from bot.validation.runner import clip, run_command
 from bot.validation.stage import StageSpec
+from bot.validation.submodule_init import submodule_init
 
+SUBMODULES = "git submodule update --init --recursive"
+"""Run by the bot's own hardened git, not in the sandbox, where `.git` is read-only."""
 INSTALLER_VAR = "AGENTBOT_INSTALLER"
 """In the environment given to validation: `pip` forces pip for Python setup (uv otherwise)."""
 
@@ -75,7 +78,7 @@ def plan_setup(
         return plan
     if not is_checkout(senv.repo):
         return plan
-    step = Step("git submodule update --init --recursive")
+    step = Step(SUBMODULES, flag="submodules")
     return replace(plan, steps=[*plan.steps[:1], step, *plan.steps[1:]] if _venv_first(plan)
                    else [step, *plan.steps], why_none="")  # fmt: skip
 
@@ -266,6 +269,8 @@ def _skipped(
 
 def _run(senv: StageEnv, command: str, *, timeout: float, clock: Clock) -> CommandResult:
     """One setup command, in the sandbox with the network setup (alone) gets."""
+    if command == SUBMODULES:
+        return submodule_init(senv.repo, timeout=timeout)
     return run_command(
         command, senv.repo, env=senv.env, timeout=timeout, clock=clock,
         sandbox=senv.sandbox, writable=senv.setup_writable, setup=True,
