@@ -1,5 +1,5 @@
-"""GroupCommit: deliveries arriving while a commit runs go in the next one, a failed commit
-fails its own callers only, and closing commits what is pending."""
+"""GroupCommit: deliveries arriving while a commit runs go in the next one, and a failed
+commit fails its own callers only."""
 
 from __future__ import annotations
 
@@ -74,23 +74,3 @@ def test_a_failed_commit_fails_its_callers_and_the_writer_goes_on(queue: GatedQu
 
     assert asyncio.run(scenario()) is True
     assert commits.batches == 1
-
-
-def test_close_commits_what_is_pending_and_a_later_store_starts_again(
-    queue: GatedQueue,
-) -> None:
-    commits = GroupCommit(queue)
-
-    async def scenario() -> list[bool]:
-        pending = [commits.store(delivery(n)) for n in range(3)]
-        closing = asyncio.ensure_future(commits.close())
-        await asyncio.to_thread(queue.entered.wait, 10)
-        queue.gate.set()
-        await closing
-        stored = [f.result() for f in pending]  # answered by the time close returns
-        later = await commits.store(delivery(9))
-        await commits.close()
-        return [*stored, later]
-
-    assert asyncio.run(scenario()) == [True, True, True, True]
-    assert [job.delivery_id for job in queue.list()] == ["d-9", "d-2", "d-1", "d-0"]

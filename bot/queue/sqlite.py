@@ -19,7 +19,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from bot.clock import Clock, SystemClock
 from bot.errors import ConfigError, QueueError
@@ -84,20 +84,6 @@ WHERE running_keys.job_id = excluded.job_id OR NOT EXISTS (
     SELECT 1 FROM jobs WHERE jobs.delivery_id = running_keys.job_id AND jobs.state = 'running')
 RETURNING job_id
 """
-
-
-_PART = 100
-"""Rows per multi-row statement (5 parameters each: well under SQLite's 999 at least)."""
-
-_JOB_ROW = "delivery_id, event_name, received_at, updated_at, repo"
-
-_T = TypeVar("_T")
-
-
-def _parts(items: Sequence[_T]) -> Iterator[Sequence[_T]]:
-    """`items` in slices of at most `_PART`."""
-    for i in range(0, len(items), _PART):
-        yield items[i : i + _PART]
 
 
 class SqliteQueue(QueueBase):
@@ -169,7 +155,6 @@ class SqliteQueue(QueueBase):
             except sqlite3.Error as exc:
                 raise QueueError(f"cannot open the queue {self.path}: {exc}") from exc
             self._local.conn = conn
-            self._local.full = False
             with self._conns_lock:
                 self._conns.append(conn)
         return conn
@@ -180,13 +165,8 @@ class SqliteQueue(QueueBase):
         conn = self._conn()
         with self._write_lock:
             try:
-                # The level stays until another kind of transaction needs the other one: the
-                # receiver's writer thread stores only, so it never switches (two statements
-                # fewer per commit).
-                if durable != self._local.full:
-                    level = "FULL" if durable else "NORMAL"
-                    conn.execute(f"PRAGMA synchronous = {level}")
-                    self._local.full = durable
+                if durable:
+                    conn.execute("PRAGMA synchronous = FULL")
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
                 raise QueueError(f"queue {self.path} is busy or unwritable: {exc}") from exc
@@ -200,6 +180,9 @@ class SqliteQueue(QueueBase):
             except sqlite3.Error as exc:
                 conn.execute("ROLLBACK")
                 raise QueueError(f"cannot commit to the queue {self.path}: {exc}") from exc
+            finally:
+                if durable:
+                    conn.execute("PRAGMA synchronous = NORMAL")
 
     def _now(self) -> float:
         return self.clock.now().timestamp()
@@ -207,37 +190,19 @@ class SqliteQueue(QueueBase):
     # --- the contract -----------------------------------------------------------------------
 
     def _store(self, rows: Sequence[tuple[Delivery, bytes]]) -> list[bool]:
-        """Insert the deliveries in one durable transaction (one fsync for all).
-
-        A few statements per batch, not two per row: each statement lets go of the GIL and
-        waits to take it back, which costs the writer thread most while the loop is busiest.
-        """
+        """Insert the deliveries in one durable transaction (one fsync for all)."""
         now = self._now()
         fresh: list[bool] = []
         with self._tx(durable=True) as conn:
-            ids = list(dict.fromkeys(d.delivery_id for d, _ in rows))
-            known: set[str] = set()
-            for part in _parts(ids):
-                marks = ",".join("?" * len(part))
-                sql = f"SELECT delivery_id FROM jobs WHERE delivery_id IN ({marks})"  # noqa: S608
-                known.update(r[0] for r in conn.execute(sql, part))
-            new: list[tuple[Delivery, bytes]] = []
             for d, body in rows:
-                fresh.append(d.delivery_id not in known)
-                if fresh[-1]:
-                    known.add(d.delivery_id)  # a repeat within the batch is a duplicate
-                    new.append((d, body))
-            for chunk in _parts(new):
-                jobs = ",".join(["(?, ?, ?, ?, ?)"] * len(chunk))
-                conn.execute(
-                    f"INSERT INTO jobs ({_JOB_ROW}) VALUES {jobs}",  # noqa: S608
-                    [v for d, _ in chunk for v in (d.delivery_id, d.event_name, now, now, d.repo)],
+                cur = conn.execute(
+                    "INSERT INTO jobs (delivery_id, event_name, received_at, updated_at, repo)"
+                    " VALUES (?, ?, ?, ?, ?) ON CONFLICT (delivery_id) DO NOTHING",
+                    (d.delivery_id, d.event_name, now, now, d.repo),
                 )
-                payloads = ",".join(["(?, ?)"] * len(chunk))
-                conn.execute(
-                    f"INSERT INTO payloads VALUES {payloads}",  # noqa: S608
-                    [v for d, body in chunk for v in (d.delivery_id, body)],
-                )
+                fresh.append(cur.rowcount == 1)
+                if cur.rowcount == 1:
+                    conn.execute("INSERT INTO payloads VALUES (?, ?)", (d.delivery_id, body))
         return fresh
 
     def claim(self, worker_id: str, lease_seconds: float) -> QueuedJob | None:
