@@ -353,3 +353,24 @@ def test_a_queued_job_no_worker_claimed_can_be_cancelled(q: JobQueue) -> None:
     assert q.fail("a-1", "boom", datetime.now(UTC) + timedelta(hours=1), worker_id="w")
     assert q.cancel("a-1", "retry pending") is False
     assert q.counts()[JobState.IGNORED] == 1
+
+
+def test_a_batch_marks_known_and_repeated_deliveries_and_keeps_first_payloads(
+    q: JobQueue,
+) -> None:
+    from bot.queue import Delivery
+
+    q.enqueue("known", "issues", b'{"n": 0}')
+    batch = [
+        Delivery("a", "issues", b'{"n": 1}', "o/a"),
+        Delivery("known", "issues", b'{"n": 2}'),
+        Delivery("a", "issues", b'{"n": 3}'),
+        *(Delivery(f"bulk-{i}", "ping", b"{}") for i in range(250)),  # over one statement's rows
+    ]
+    assert q.enqueue_many(batch) == [True, False, False, *[True] * 250]
+    assert q.enqueue_many([Delivery("bulk-7", "ping", b"{}")]) == [False]
+    jobs = {j.payload: j.delivery_id for j in (q.claim("w", 30) for _ in range(2)) if j}
+    assert jobs == {b'{"n": 0}': "known", b'{"n": 1}': "a"}
+    got = q.get("a")
+    assert got is not None and got.repo == "o/a"
+    assert len(q.list(limit=500)) == 252

@@ -127,3 +127,29 @@ def test_enqueue_many_big_batch_keeps_order_payloads_and_dupes(tmp_path: Path) -
     job = q.claim("w", 30)
     assert job is not None and job.id == "d-0" and job.payload == b'{"i": 0}'
     q.close()
+
+
+def test_stores_commit_with_synchronous_full_and_bookkeeping_with_normal(tmp_path: Path) -> None:
+    """A stored delivery is fsynced before it is acknowledged (power-cut safe); claims and
+    results are not."""
+    q = SqliteQueue(tmp_path / "q.db")
+    statements: list[str] = []
+    q._conn().set_trace_callback(statements.append)
+
+    def levels() -> list[str]:
+        """The synchronous level in force at each COMMIT, in order."""
+        level, out = "NORMAL", []
+        for sql in statements:
+            if sql.startswith("PRAGMA synchronous = "):
+                level = sql.rsplit(" ", 1)[1]
+            elif sql == "COMMIT":
+                out.append(level)
+        return out
+
+    q.enqueue("d-1", "ping", b"{}")
+    q.enqueue("d-2", "ping", b"{}")
+    assert levels() == ["FULL", "FULL"]
+    q.claim("w", 30)
+    q.enqueue("d-3", "ping", b"{}")
+    assert levels() == ["FULL", "FULL", "NORMAL", "FULL"]
+    q.close()
