@@ -440,3 +440,14 @@ def test_pdm_lock_pins_the_dev_groups_as_constraints(tmp_path: Path) -> None:
     constraints = Path(words[words.index("-c") + 1])
     assert constraints.read_text() == "pytest==8.1.1\n"
     assert "dev/test dependencies from: pdm.lock (as constraints); PDM dev group test" in p.notes
+
+
+def test_the_setup_row_names_what_it_installs_and_where_from(tmp_path: Path) -> None:
+    poetry = '[tool.poetry.group.dev.dependencies]\npytest = "^8"\npytest-mock = "*"\n'
+    repo = make(tmp_path / "r", {"pyproject.toml": PROJECT + poetry})
+    notes = plan(repo, tmp_path).notes
+    assert "dev/test dependencies from: poetry dev groups" in notes
+    assert "installed for the stages: pytest, pytest-mock, ruff" in notes  # and the linter
+    dev = "-r base.txt\nPyYAML==6.0  # yaml\n"
+    reqs = make(tmp_path / "q", {"pyproject.toml": PROJECT, "requirements-dev.txt": dev})
+    assert "installed for the stages: pyyaml, ruff, pytest" in plan(reqs, tmp_path).notes

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from bot.validation import envs, sources
+
+_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 # Requirement files for another purpose than this interpreter's test run.
 OTHER_PURPOSE = re.compile(r"doc|rtd|rtfd|oldest|minimum|lowest|min-", re.I)
@@ -120,3 +123,24 @@ def ci_pip_installs(repo: Path) -> tuple[list[str], list[str]]:
             elif re.match(r"[A-Za-z0-9]", word) and not (repo / word).exists():
                 reqs.append(word)
     return reqs, extras
+
+
+def requirement_names(lines: Iterable[str]) -> list[str]:
+    """The package names of requirement lines, once each, in order (options and `-r` left out)."""
+    out: dict[str, None] = {}
+    for line in (ln for text in lines for ln in str(text).splitlines()):
+        line = str(line).split("#", 1)[0].strip()
+        m = _NAME.match(line)
+        if m and not line.startswith("-") and not line.startswith("."):
+            out.setdefault(m.group(1).lower().replace("_", "-"), None)
+    return list(out)
+
+
+def setup_notes(sources: list[str], names: list[str], unpinned: list[str]) -> list[str]:
+    """The setup row's notes: where the dev/test dependencies came from, what by name (the
+    first eight), and which tools the repository does not pin."""
+    more = f" and {len(names) - 8} more" if len(names) > 8 else ""
+    notes = [f"dev/test dependencies from: {'; '.join(sources)}"] if sources else []
+    notes += [f"installed for the stages: {', '.join(names[:8])}{more}"] if names else []
+    notes += [f"not pinned by the repo, latest used: {', '.join(unpinned)}"] if unpinned else []
+    return notes

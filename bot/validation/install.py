@@ -155,11 +155,7 @@ def _python_plan(
         constraints=constraints,
         pre_commit=pre_commit,
     )
-    notes = [] if uv else ["uv not found: installing with pip"]
-    if plan.sources:
-        notes.append(f"dev/test dependencies from: {'; '.join(plan.sources)}")
-    if plan.unpinned:
-        notes.append(f"not pinned by the repo, latest used: {', '.join(plan.unpinned)}")
+    notes = ([] if uv else ["uv not found: installing with pip"]) + plan.notes()
     return SetupPlan(steps=plan.steps, notes=notes)
 
 

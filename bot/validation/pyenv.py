@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.validation.devdeps import OTHER_PURPOSE, dev_requirements
+from bot.validation.devdeps import OTHER_PURPOSE, dev_requirements, requirement_names, setup_notes
 from bot.validation.envs import pre_commit_pins
 from bot.validation.profiles import declares, setup_cfg
 
@@ -53,6 +53,12 @@ class PythonSetup:
     unpinned: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
     """Where the installed dev/test dependencies were declared, for the setup row."""
+    names: list[str] = field(default_factory=list)
+    """The dev/test packages and tools installed, by name, for the setup row."""
+
+    def notes(self) -> list[str]:
+        """What the setup row says of it: where from, what (by name), what was not pinned."""
+        return setup_notes(self.sources, self.names, self.unpinned)
 
 
 def _requirement_files(repo: Path) -> list[str]:
@@ -262,7 +268,13 @@ def python_setup(
     sources += ["uv.lock (frozen)"] if uv_lock else []
     locks = [n for n in ("poetry.lock", "pdm.lock") if (repo / n).is_file()]
     sources += [f"{locks[0]} (as constraints)"] if constraints and locks else []
-    return PythonSetup(steps=steps, unpinned=unpinned, sources=[*sources, *where])
+    optional = pyproject.get("project", {}).get("optional-dependencies", {})
+    declared_reqs = [*group_reqs, *dev, *(r for n in names for r in optional.get(n, []))]
+    declared_reqs += [(repo / f).read_text(errors="replace") for f in _requirement_files(repo)]
+    return PythonSetup(
+        steps=steps, unpinned=unpinned, sources=[*sources, *where],
+        names=requirement_names([*declared_reqs, *extra_requirements, *wanted]),
+    )  # fmt: skip
 
 
 def _quoted(items: Iterable[str]) -> list[str]:
