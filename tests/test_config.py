@@ -128,3 +128,25 @@ def test_bad_plan_settings_name_the_field(text: str, path: str) -> None:
     with pytest.raises(ConfigError) as info:
         RepoConfig.from_text(text)
     assert info.value.path == path
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("model: m\nprices:\n  m: {inptu: 3}\n", "m.inptu: a price is one of input, output"),
+        ("prices:\n  m: {input: -1, output: 2}\n", "m.input: a price is USD per million tokens"),
+        ("roles:\n  issue_fixr: {max_turns: 5}\n", "unknown role 'issue_fixr'"),
+    ],
+)
+def test_a_misspelt_price_or_role_is_named_when_the_config_is_read(text: str, said: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        RepoConfig.from_text(text)
+    assert said in str(err.value)
+    assert err.value.line == (2 if text.startswith("model") else 1)  # the section's line
+
+
+def test_the_role_names_are_the_agent_roles() -> None:
+    from bot.config.repo import ROLE_NAMES
+    from bot.models import AgentRole
+
+    assert set(ROLE_NAMES) == {r.value for r in AgentRole}

@@ -28,6 +28,12 @@ from bot.config.sections import (
 from bot.errors import ConfigError
 
 REPO_CONFIG_PATH = ".github/agentbot.yml"
+PRICE_FIELDS = ("input", "output", "cache_write", "cache_read")
+ROLE_NAMES = (
+    "issue_fixer", "implementer", "fixer", "tester", "tdd_implementer", "refactorer",
+    "supervisor", "analyst", "test_architect", "test_writer", "reviewer", "planner",
+)  # fmt: skip
+"""The agent roles `roles:` may tune (bot.models.AgentRole's values; a test keeps them equal)."""
 
 
 class RepoConfig(Section):
@@ -53,6 +59,25 @@ class RepoConfig(Section):
     plan: PlanConfig = Field(default_factory=PlanConfig)
     assignee: str = ""
     """A login whose assignment to an issue starts a fix (the App's own account always does)."""
+
+    @field_validator("prices")
+    @classmethod
+    def _prices(cls, value: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+        for model, fields in value.items():
+            for key, price in fields.items():
+                if key not in PRICE_FIELDS:
+                    raise ValueError(f"{model}.{key}: a price is one of {', '.join(PRICE_FIELDS)}")
+                if price < 0:
+                    raise ValueError(f"{model}.{key}: a price is USD per million tokens, >= 0")
+        return value
+
+    @field_validator("roles")
+    @classmethod
+    def _roles(cls, value: dict[str, RoleConfig]) -> dict[str, RoleConfig]:
+        unknown = sorted(set(value) - set(ROLE_NAMES))
+        if unknown:
+            raise ValueError(f"unknown role {unknown[0]!r}; roles are {', '.join(ROLE_NAMES)}")
+        return value
 
     @field_validator("assignee")
     @classmethod
