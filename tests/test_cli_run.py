@@ -260,3 +260,27 @@ def test_what_the_agent_wrote_cannot_become_a_workflow_command(tmp_path: Path) -
     assert first.startswith("::stop-commands::") and len(first) > len("::stop-commands::") + 16
     token = first.removeprefix("::stop-commands::")
     assert last == f"::{token}::" and token != "deadbeef"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--limit", "abc"], "input limit must be a whole number above 0, got 'abc'"),
+        (["--limit", "0"], "input limit must be a whole number above 0"),
+        (["--max-usd", "-3"], "input max_usd must be a number of dollars above 0"),
+        (["--config", "../../etc/passwd"], "must be a path inside the repository"),
+        (["--config", "/etc/passwd"], "must be a path inside the repository"),
+    ],
+)
+def test_a_bad_run_input_exits_2_before_any_call_to_github(
+    tmp_path: Path, args: list[str], said: str
+) -> None:
+    with world(tmp_path, []) as w:
+        env = actions_env(tmp_path, w.gh.url, w.llm.base_url, "issues", labeled_payload())
+        proc = subprocess.run(
+            [AGENTBOT, "run", *args], cwd=tmp_path, env=env, capture_output=True, text=True,
+            timeout=60,
+        )  # fmt: skip
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert said in proc.stderr and "Traceback" not in proc.stderr
+        assert w.gh.calls == []

@@ -121,6 +121,14 @@ def run(
         login = assignee.strip()
         if login and not LOGIN.fullmatch(login):
             raise usage_error(f"assignee: {login!r} is not a GitHub login (letters, digits, -)")
+        # Checked before any call to GitHub: a bad input is the caller's to fix (exit 2).
+        if any((label, limit, max_usd)):
+            _, problem = dispatch_params({"label": label, "limit": limit, "max_usd": max_usd})
+            if problem:
+                raise usage_error(problem)
+        parts = Path(config_path).parts
+        if not config_path.strip() or Path(config_path).is_absolute() or ".." in parts:
+            raise usage_error(f"--config: {config_path!r} must be a path inside the repository")
         from bot.workflows.handlers import HANDLERS  # the workflows load only for a real run
 
         door = action_door(
