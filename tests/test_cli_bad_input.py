@@ -54,7 +54,7 @@ def test_refuel_refuses_an_infinite_budget(tmp_path: Path) -> None:
 
 
 def test_a_data_dir_that_cannot_be_made_is_named(tmp_path: Path) -> None:
-    for command in ("usage", "stats", "serve"):
+    for command in ("usage", "stats", "jobs", "serve"):
         proc = run(tmp_path, command, AGENTBOT_DATA_DIR="/proc/x")
         _one_clear_line(proc, "/proc/x")
 

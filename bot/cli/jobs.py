@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 
 import typer
 
-from bot.cli._common import missing_sqlite_file
+from bot.cli._common import reading_queue
 from bot.cli.app import EXIT_OK, EXIT_USAGE, app
 from bot.config import load_settings
-from bot.queue import JobRecord, JobState, open_queue
+from bot.queue import JobRecord, JobState
 
 
 def _outcome(job: JobRecord) -> str:
@@ -33,15 +33,9 @@ def jobs(
         states = ", ".join(s.value for s in JobState)
         typer.echo(f"error: state must be one of {states}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
-    url = settings.queue
-    if missing_sqlite_file(url) is not None:
-        records: list[JobRecord] = []  # do not create a queue file (nor its folder) to list it
-    else:
-        queue = open_queue(url)
-        try:
-            records = queue.list(limit, wanted)
-        finally:
-            queue.close()
+    # An SQLite file not made yet reads as no jobs; an unusable data dir is named (exit 2).
+    with reading_queue(settings.queue) as queue:
+        records = queue.list(limit, wanted)
     if as_json:
         typer.echo(json.dumps([r.model_dump(mode="json") for r in records], indent=2))
         raise typer.Exit(EXIT_OK)
