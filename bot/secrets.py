@@ -172,16 +172,29 @@ def safe_url(url: str) -> str:
 
 
 def without_password(text: str, password: str) -> str:
-    """`text` (a driver's error) with no word holding any part of `password` (3+ characters)."""
+    """`text` (a driver's error) with no word holding any part of `password` (3+ characters).
+
+    A short password is matched only where it stands apart from letters and digits: "ion"
+    must not turn "connection" into "connect[REDACTED]" (which shows the password anyway)."""
     if not password:
         return text
-    forms = {password, unquote(password)}
-    text = text.replace(password, MARK).replace(unquote(password), MARK)
+    forms = {f for f in {password, unquote(password)} if f}
+    for form in sorted(forms, key=len, reverse=True):
+        text = _apart(form).sub(MARK, text)
 
     def held(w: str) -> bool:
-        return w != MARK and len(w) >= 3 and any(w in f or f in w for f in forms)
+        if w == MARK or len(w) < 3:
+            return False
+        return any(w in f or _apart(f).search(w) for f in forms)
 
     return _DRIVER_WORD.sub(lambda m: MARK if held(m.group(0)) else m.group(0), text)
+
+
+def _apart(form: str) -> re.Pattern[str]:
+    """`form` anywhere when it is long; when short, only not inside a longer word."""
+    if len(form) >= 8:
+        return re.compile(re.escape(form))
+    return re.compile(rf"(?<![A-Za-z0-9]){re.escape(form)}(?![A-Za-z0-9])")
 
 
 def without_credentials(value: str) -> str:

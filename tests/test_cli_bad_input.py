@@ -165,3 +165,10 @@ def test_a_checkout_without_a_remote_is_one_line(tmp_path: Path) -> None:
     subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "init"], check=True)
     proc = run(tmp_path, "cover", "--repo", str(repo), "--base", "main")
     _one_clear_line(proc, str(repo), "origin")
+
+
+def test_a_short_postgres_password_does_not_mangle_the_message(tmp_path: Path) -> None:
+    """ "ion" hidden inside "connection" would read `connect[REDACTED]`: garbled, and telling."""
+    proc = run(tmp_path, "jobs", AGENTBOT_QUEUE="postgresql://u:ion@127.0.0.1:1/db")
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "connection" in proc.stderr and "[REDACTED]" not in proc.stderr, proc.stderr
