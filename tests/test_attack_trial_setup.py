@@ -21,6 +21,7 @@ from bot.tools.changes import ChangeTracker
 from bot.tools.shell import run_bash
 from bot.validation import env_reuse, prepare
 from bot.validation.changes import TreeGuard
+from bot.validation.pipeline import Prepared
 from bot.validation.runner import run_command
 from tests.test_validation import (
     BACKEND,
@@ -264,6 +265,14 @@ def test_attack_test_stage_writes_the_uv_cache_directly(
 PTH = "zz_agentbot_planted.pth"
 
 
+def _unplanted(ws: Path, ready: Prepared, sandbox: Sandbox) -> bool:
+    """Whether the job's stages run without the code a planted .pth would run."""
+    probe = 'python -c \'import os; print("planted:", os.environ.get("PLANTED"))\''
+    _, seen = _stage(ws, ready.senv.env, ready.senv.writable, sandbox, probe)
+    assert "planted:" in seen, (ready.setup.status, ready.setup.warning, seen)
+    return "planted: None" in seen
+
+
 def test_attack_pull_request_tests_plant_code_in_another_workspaces_venv(
     tmp_path: Path, data: Path, sandbox: Sandbox, base_env: dict[str, str]
 ) -> None:
@@ -285,14 +294,7 @@ def test_attack_pull_request_tests_plant_code_in_another_workspaces_venv(
     # The issue is labelled again: the job clones afresh at the same workspace path.
     _clone(bare, issue)
     again = prepare(issue, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
-    _, seen = _stage(
-        issue,
-        again.senv.env,
-        again.senv.writable,
-        sandbox,
-        'python -c \'import os; print("planted:", os.environ.get("PLANTED"))\'',
-    )
-    assert "planted: None" in seen, (again.setup.status, again.setup.warning, seen)
+    assert _unplanted(issue, again, sandbox)
 
 
 def test_attack_test_stage_plants_code_for_the_next_job_on_the_same_issue(
@@ -309,14 +311,7 @@ def test_attack_test_stage_plants_code_for_the_next_job_on_the_same_issue(
     assert ok, out
     _clone(bare, ws)
     again = prepare(ws, ValidationConfig(), data_dir=data, env=base_env, sandbox=sandbox)
-    _, seen = _stage(
-        ws,
-        again.senv.env,
-        again.senv.writable,
-        sandbox,
-        'python -c \'import os; print("planted:", os.environ.get("PLANTED"))\'',
-    )
-    assert "planted: None" in seen, (again.setup.status, again.setup.warning, seen)
+    assert _unplanted(ws, again, sandbox)
 
 
 JS_PACKAGE = (
