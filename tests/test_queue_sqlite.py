@@ -153,3 +153,37 @@ def test_stores_commit_with_synchronous_full_and_bookkeeping_with_normal(tmp_pat
     q.enqueue("d-3", "ping", b"{}")
     assert levels() == ["FULL", "FULL", "NORMAL", "FULL"]
     q.close()
+
+
+def test_closing_while_other_threads_write_ends_their_writes_cleanly(tmp_path: Path) -> None:
+    """A connection closed under a writing thread crashed the process (a segfault seen in the
+    suite: a worker finishing a job while the queue closed); writes in flight finish first
+    and later ones are refused with a QueueError."""
+    import threading
+
+    from bot.errors import QueueError
+
+    q = SqliteQueue(tmp_path / "q.db")
+    errors: list[BaseException] = []
+    stored = [0]
+
+    def write(n: int) -> None:
+        try:
+            for i in range(10_000):
+                q.enqueue(f"d-{n}-{i}", "issues", b'{"a": 1}')
+                stored[0] += 1
+        except QueueError as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    while stored[0] < 50:
+        time.sleep(0.001)
+    q.close()
+    for t in threads:
+        t.join()
+    assert len(errors) == 4 and all("is closed" in str(e) for e in errors), errors
+    reopened = SqliteQueue(tmp_path / "q.db")
+    assert sum(reopened.counts().values()) >= stored[0]  # every write that returned is kept
+    reopened.close()

@@ -105,6 +105,7 @@ class SqliteQueue(QueueBase):
         self._busy_timeout = busy_timeout
         self._local = threading.local()
         self._write_lock = threading.Lock()
+        self._closed = False
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
         # The queue holds every delivery's payload: only its owner may read it (SQLite gives
@@ -145,6 +146,8 @@ class SqliteQueue(QueueBase):
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if self._closed:
+            raise QueueError(f"the queue {self.path} is closed (agentbot is stopping)")
         if conn is None:
             try:
                 conn = sqlite3.connect(
@@ -164,6 +167,8 @@ class SqliteQueue(QueueBase):
         """One write transaction, serialized in-process, committed on exit (fsynced if durable)."""
         conn = self._conn()
         with self._write_lock:
+            if self._closed:  # closed while this thread waited for the lock
+                raise QueueError(f"the queue {self.path} is closed (agentbot is stopping)")
             try:
                 if durable:
                     conn.execute("PRAGMA synchronous = FULL")
@@ -376,8 +381,11 @@ class SqliteQueue(QueueBase):
             raise QueueError(f"queue {self.path} is unreadable: {exc}") from exc
 
     def close(self) -> None:
-        """Close every connection this queue opened."""
-        with self._conns_lock:
+        """Close every connection this queue opened, once no write is in flight."""
+        # A connection closed while another thread writes through it crashes the process
+        # (sqlite3 with check_same_thread=False): wait for the write, refuse later ones.
+        with self._write_lock, self._conns_lock:
+            self._closed = True
             for conn in self._conns:
                 conn.close()
             self._conns.clear()
