@@ -126,7 +126,7 @@ def test_serve_names_a_stored_secret_it_cannot_read(tmp_path: Path) -> None:
 
 
 def test_a_queue_url_is_shown_without_its_password_wherever_it_is() -> None:
-    from bot.secrets import safe_url
+    from bot.db_url import safe_url
 
     for url in (
         "postgresql://bot:hunter2@db.example/agentbot",

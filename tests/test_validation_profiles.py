@@ -100,6 +100,7 @@ def test_python_setup_installs_the_project_extras_and_only_the_missing_tools(
     assert p.notes == [
         "uv not found: installing with pip",
         "dev/test dependencies from: extras test, dev",
+        "installed for the stages: pytest-cov, ruff, pytest",
         "not pinned by the repo, latest used: pytest",
     ]
 
@@ -125,6 +126,7 @@ def test_python_setup_with_uv_requirements_groups_and_repo_pins(tmp_path: Path) 
     ]  # fmt: skip
     assert p.notes == [
         "dev/test dependencies from: requirements-dev.txt; requirements.txt",
+        "installed for the stages: pytest, requests, ruff, mypy",  # not sphinx (docs)
         "not pinned by the repo, latest used: mypy",
     ]
     groups = make(

@@ -8,7 +8,7 @@ import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
@@ -217,3 +217,16 @@ def reading_queue(url: str) -> Iterator[JobQueue]:
         yield queue
     finally:
         queue.close()
+
+
+def check_run_inputs(inputs: Mapping[str, str], config_path: str) -> None:
+    """`agentbot run`'s refuel inputs and config path, named (exit 2) when wrong."""
+    from bot.events.triggers import dispatch_params
+
+    if any(inputs.values()):
+        _, problem = dispatch_params(inputs)
+        if problem:
+            raise usage_error(problem)
+    path = Path(config_path)
+    if not config_path.strip() or path.is_absolute() or ".." in path.parts:
+        raise usage_error(f"--config: {config_path!r} must be a path inside the repository")

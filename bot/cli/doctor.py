@@ -87,8 +87,8 @@ def check_data_dir(settings: Settings) -> Check:
 
 def check_queue(settings: Settings) -> Check:
     """The queue opens and answers."""
+    from bot.db_url import safe_url, url_password, without_password
     from bot.queue import open_queue
-    from bot.secrets import safe_url, url_password, without_password
 
     url, password = safe_url(settings.queue), url_password(settings.queue)
     try:

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from bot.cli._common import cli_settings, open_sandbox, usage_error
+from bot.cli._common import check_run_inputs, cli_settings, open_sandbox, usage_error
 from bot.cli.app import EXIT_NEUTRAL, app
 from bot.config import LOGIN, REPO_CONFIG_PATH, RepoConfig, Settings
 from bot.errors import ConfigError
@@ -122,13 +122,7 @@ def run(
         if login and not LOGIN.fullmatch(login):
             raise usage_error(f"assignee: {login!r} is not a GitHub login (letters, digits, -)")
         # Checked before any call to GitHub: a bad input is the caller's to fix (exit 2).
-        if any((label, limit, max_usd)):
-            _, problem = dispatch_params({"label": label, "limit": limit, "max_usd": max_usd})
-            if problem:
-                raise usage_error(problem)
-        parts = Path(config_path).parts
-        if not config_path.strip() or Path(config_path).is_absolute() or ".." in parts:
-            raise usage_error(f"--config: {config_path!r} must be a path inside the repository")
+        check_run_inputs({"label": label, "limit": limit, "max_usd": max_usd}, config_path)
         from bot.workflows.handlers import HANDLERS  # the workflows load only for a real run
 
         door = action_door(

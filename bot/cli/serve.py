@@ -25,10 +25,10 @@ from pydantic import SecretStr
 
 from bot.cli.app import app
 from bot.config import Settings, load_settings
+from bot.db_url import safe_url
 from bot.deadline import job_timeout
 from bot.errors import ConfigError
 from bot.logs import setup_logging
-from bot.secrets import safe_url
 
 # Imported where used: every CLI command loads this module, and the worker stack
 # (githubkit, FastAPI, procrastinate) is slow to import.

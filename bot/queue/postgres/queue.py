@@ -14,13 +14,13 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import tuple_row
 from psycopg_pool import ConnectionPool
 
+from bot.db_url import url_password, without_password
 from bot.errors import ConfigError, QueueError
 from bot.queue import DEFAULT_MAX_ATTEMPTS, Delivery, JobState, QueuedJob
 from bot.queue.base import Completion, Failure, QueueBase
 from bot.queue.postgres.sql import ACQUIRE, DEFER, QUEUE_NAME, SCHEMA_NAME, TASK_NAME, setup
 from bot.queue.postgres.transitions import complete, fail, recover_stalled
 from bot.queue.records import COLUMNS, claimed
-from bot.secrets import url_password, without_password
 
 
 class PostgresQueue(QueueBase):
