@@ -23,14 +23,13 @@ from bot.validation import env_reuse, prepare
 from bot.validation.changes import TreeGuard
 from bot.validation.pipeline import Prepared
 from bot.validation.runner import run_command
+from tests import test_validation as tv
 from tests.test_validation import (
     BACKEND,
     CODE,
     PYPROJECT,
     TESTS,
-    build_wheelhouse,
     git,
-    offline_env,
     write,
 )
 
@@ -40,9 +39,8 @@ needs_bwrap = pytest.mark.skipif(
 pytestmark = [needs_bwrap, pytest.mark.slow]
 
 
-@pytest.fixture(scope="module")
-def base_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    return offline_env(build_wheelhouse(tmp_path_factory.mktemp("wheelhouse")))
+# The offline wheelhouse and its environment (test_validation's session fixtures).
+wheelhouse, base_env = tv.wheelhouse, tv.base_env
 
 
 @pytest.fixture

@@ -9,26 +9,21 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from bot.config import ValidationConfig
 from bot.validation import prepare
 from bot.validation.env_reuse import KEEP
+from tests import test_validation as tv
 from tests.test_validation import (
     BACKEND,
     CODE,
     PYPROJECT,
     TESTS,
-    build_wheelhouse,
     git,
-    offline_env,
     write,
 )
 
-
-@pytest.fixture(scope="module")
-def base_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    return offline_env(build_wheelhouse(tmp_path_factory.mktemp("wheelhouse")))
+# The offline wheelhouse and its environment (test_validation's session fixtures).
+wheelhouse, base_env = tv.wheelhouse, tv.base_env
 
 
 def _origin(root: Path) -> Path:

@@ -18,7 +18,8 @@ from typing import Any
 
 from bot.validation import envs, sources
 
-_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+"""The package name at the start of a requirement line."""
 
 # Requirement files for another purpose than this interpreter's test run.
 OTHER_PURPOSE = re.compile(r"doc|rtd|rtfd|oldest|minimum|lowest|min-", re.I)
@@ -130,7 +131,7 @@ def requirement_names(lines: Iterable[str]) -> list[str]:
     out: dict[str, None] = {}
     for line in (ln for text in lines for ln in str(text).splitlines()):
         line = str(line).split("#", 1)[0].strip()
-        m = _NAME.match(line)
+        m = REQ_NAME.match(line)
         if m and not line.startswith("-") and not line.startswith("."):
             out.setdefault(m.group(1).lower().replace("_", "-"), None)
     return list(out)

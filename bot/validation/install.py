@@ -29,10 +29,8 @@ from bot.validation.profiles import Profile, toml
 from bot.validation.pyenv import PYTHON_TOOLS, Step, poetry_constraints, python_setup
 from bot.validation.runner import clip, run_command
 from bot.validation.stage import StageSpec
-from bot.validation.submodule_init import submodule_init
+from bot.validation.submodule_init import SUBMODULES, submodule_init
 
-SUBMODULES = "git submodule update --init --recursive"
-"""Run by the bot's own hardened git, not in the sandbox, where `.git` is read-only."""
 INSTALLER_VAR = "AGENTBOT_INSTALLER"
 """In the environment given to validation: `pip` forces pip for Python setup (uv otherwise)."""
 
@@ -188,14 +186,14 @@ def run_setup(senv: StageEnv, plan: SetupPlan, *, timeout: float, clock: Clock) 
     marker = senv.data_dir / "setup" / f"{workspace_key(senv.repo)}.json"
     stamp = fingerprint(senv.repo, senv.profile, plan, senv)
     cached = setup_marker.read(marker)
-    earlier = cached is None or cached[3] != setup_marker.clone_id(senv.repo)
+    earlier = cached is None or cached.clone != setup_marker.clone_id(senv.repo)
     if earlier and senv.venv is not None and senv.venv.exists():
         # An earlier clone's venv at this workspace path: its stages could write there.
         shutil.rmtree(senv.venv)
     venv_ok = senv.venv is None or (senv.venv / "bin" / "python").exists()
-    if venv_ok and cached is not None and cached[0] == stamp:
+    if venv_ok and cached is not None and cached.fingerprint == stamp:
         return _skipped(
-            "already set up for these dependency files (cached)", cached[1], cached[2],
+            "already set up for these dependency files (cached)", cached.flags, cached.warnings,
             command=command, source=plan.source,
         )  # fmt: skip
     reused = None if venv_ok else env_reuse.restore(senv, stamp)
@@ -214,7 +212,10 @@ def run_setup(senv: StageEnv, plan: SetupPlan, *, timeout: float, clock: Clock) 
     for step in plan.steps:
         if step.flag == "venv" and venv_ok:
             continue
-        result = _run(senv, step.command, timeout=timeout, clock=clock)
+        if step.flag == "submodules":  # the bot's own git: `.git` is read-only in the sandbox
+            result = submodule_init(senv.repo, timeout=timeout)
+        else:
+            result = _run(senv, step.command, timeout=timeout, clock=clock)
         results.append(result)
         if not result.success and step.fallback is not None and not result.timed_out:
             result = _run(senv, step.fallback, timeout=timeout, clock=clock)
@@ -265,8 +266,6 @@ def _skipped(
 
 def _run(senv: StageEnv, command: str, *, timeout: float, clock: Clock) -> CommandResult:
     """One setup command, in the sandbox with the network setup (alone) gets."""
-    if command == SUBMODULES:
-        return submodule_init(senv.repo, timeout=timeout)
     return run_command(
         command, senv.repo, env=senv.env, timeout=timeout, clock=clock,
         sandbox=senv.sandbox, writable=senv.setup_writable, setup=True,

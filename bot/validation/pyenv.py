@@ -19,7 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.validation.devdeps import OTHER_PURPOSE, dev_requirements, requirement_names, setup_notes
+from bot.validation.devdeps import (
+    OTHER_PURPOSE,
+    REQ_NAME,
+    dev_requirements,
+    requirement_names,
+    setup_notes,
+)
 from bot.validation.envs import pre_commit_pins
 from bot.validation.profiles import declares, setup_cfg
 
@@ -29,7 +35,6 @@ PYTHON_TOOLS = frozenset(
     {"ruff", "black", "mypy", "pytest", "pre-commit", "flake8", "pylint", "pyright", "isort",
      "coverage", "pyflakes", "pycodestyle", "codespell", "bandit"}
 )  # fmt: skip
-_REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
 @dataclass(frozen=True)
@@ -145,7 +150,7 @@ def tool_requirement(repo: Path, pyproject: dict[str, Any], tool: str) -> str | 
     """The requirement line that pins `tool` in the repo (`ruff==0.4.4`), else a pre-commit rev."""
     for line in declared_text(repo, pyproject).splitlines():
         line = line.split("#", 1)[0].strip()
-        m = _REQ_NAME.match(line)
+        m = REQ_NAME.match(line)
         if m and m.group(1).lower().replace("_", "-") == tool and not line.startswith("-"):
             return line
     return pre_commit_pins(repo).get(tool)

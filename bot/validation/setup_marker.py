@@ -4,9 +4,21 @@ from __future__ import annotations
 
 import json
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 from bot.validation.environment import StageEnv, write_atomic
+
+
+@dataclass(frozen=True)
+class Marker:
+    """What the last setup that succeeded here recorded."""
+
+    fingerprint: str
+    flags: list[str]
+    warnings: list[str]
+    clone: str
+    """The clone it was made in (`clone_id`)."""
 
 
 def write(
@@ -34,14 +46,17 @@ def clone_id(repo: Path) -> str:
         return made
 
 
-def read(path: Path) -> tuple[str, list[str], list[str], str] | None:
-    """(fingerprint, flags, warnings, clone) of the last setup that succeeded here."""
+def read(path: Path) -> Marker | None:
+    """The marker of the last setup that succeeded here; None if none is readable."""
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or not isinstance(data.get("fingerprint"), str):
         return None
-    flags = [str(f) for f in data.get("flags", [])]
-    warnings = [str(w) for w in data.get("warnings", [])]
-    return data["fingerprint"], flags, warnings, str(data.get("clone", ""))
+    return Marker(
+        fingerprint=data["fingerprint"],
+        flags=[str(f) for f in data.get("flags", [])],
+        warnings=[str(w) for w in data.get("warnings", [])],
+        clone=str(data.get("clone", "")),
+    )

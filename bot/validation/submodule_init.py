@@ -16,6 +16,8 @@ from bot.errors import GitError
 from bot.git import runner
 from bot.models import CommandResult
 
+SUBMODULES = "git submodule update --init --recursive"
+"""The setup step, as the setup row shows it."""
 _PROTOCOLS = (
     ("protocol.allow", "never"),
     ("protocol.https.allow", "always"),
@@ -26,15 +28,14 @@ _PROTOCOLS = (
 def submodule_init(repo: Path, *, timeout: float) -> CommandResult:
     """Initialise the submodules `repo` declares at the commits it records."""
     started = time.monotonic()
-    command = "git submodule update --init --recursive"
-    args = ["submodule", "update", "--init", "--recursive"]
+    args = SUBMODULES.split()[1:]
     try:
         done = runner.run(args, cwd=repo, timeout=timeout, config=_PROTOCOLS, check=False)
         code, output, timed_out = done.returncode, done.stdout + done.stderr, False
     except GitError as exc:  # a timeout: named, bounded
         code, output, timed_out = 124, str(exc), True
     return CommandResult(
-        command=["/bin/sh", "-c", command], exit_code=code, output=output,
+        command=["/bin/sh", "-c", SUBMODULES], exit_code=code, output=output,
         success=code == 0, duration_seconds=round(time.monotonic() - started, 3),
         timed_out=timed_out,
     )  # fmt: skip
