@@ -14,6 +14,7 @@ from bot.queue import Delivery
 from bot.queue.sqlite import SqliteQueue
 from bot.worker import Intake
 from webhooks.group_commit import GroupCommit
+from webhooks.payload_check import Incoming
 
 
 class GatedQueue(SqliteQueue):
@@ -36,8 +37,8 @@ class GatedQueue(SqliteQueue):
         return super().enqueue_many(deliveries)
 
 
-def delivery(n: int) -> Delivery:
-    return Delivery(f"d-{n}", "ping", b"{}")
+def delivery(n: int) -> Incoming:
+    return Incoming(Delivery(f"d-{n}", "ping", b"{}"))
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from bot.errors import QueueError
 from bot.queue import JobQueue
 from bot.worker import Intake, Metrics
 from webhooks.dashboard import add_dashboard
-from webhooks.group_commit import GroupCommit
+from webhooks.group_commit import GroupCommit, Store
 from webhooks.pages import add_pages
 from webhooks.receiver import MAX_BODY, WebhookReceiver, signature, verify_signature
 from webhooks.server import ServerLimits
@@ -56,13 +56,15 @@ def create_app(
     intake: Intake | None = None,
     limits: ServerLimits | None = None,
     jobs_password: str | None = None,
+    store: Store | None = None,
 ) -> ReceiverApp:
     """The receiver app on `queue`; `secret` is the App's webhook secret (never empty);
-    with `jobs_password` the jobs page and job records need it (`serve` always sets one)."""
+    with `jobs_password` the jobs page and job records need it (`serve` always sets one);
+    deliveries are committed by `store` (default: a thread of this process)."""
     if not secret:
         raise ValueError("a webhook secret is required: unsigned deliveries are never accepted")
     metrics = metrics or Metrics(queue)
-    commits = GroupCommit(queue, intake)
+    commits = GroupCommit(queue, intake, store)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

@@ -250,6 +250,7 @@ def run_server(
     from bot.worker.intake import Intake
     from webhooks.app import create_app
     from webhooks.server import ServerLimits, guarded_protocol, quiet_repeats
+    from webhooks.store_process import StoreProcess
 
     limits = limits or ServerLimits()
     settings = load_settings()
@@ -279,6 +280,9 @@ def run_server(
             " or set AGENTBOT_JOBS_PASSWORD",
             err=True,
         )
+    # Deliveries are committed by a process of their own, off the receiver's GIL.
+    store = StoreProcess(settings.queue)
+    store.start()
     web = create_app(
         queue=queue,
         secret=secret,
@@ -287,6 +291,7 @@ def run_server(
         settings=settings,
         intake=intake,
         limits=limits,
+        store=store,
     )
     log.info(
         "serving on http://%s:%d with %d workers, queue %s",
@@ -315,6 +320,7 @@ def run_server(
     finally:
         # A job still running after the wait has its lease released: taken over at once.
         pool.stop(timeout=10)
+        store.stop()
         queue.close()
 
 

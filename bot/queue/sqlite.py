@@ -366,6 +366,16 @@ class SqliteQueue(QueueBase):
         )
         return [r[0] for r in rows]
 
+    def known_ids(self, ids: Sequence[str]) -> set[str]:
+        """Which of the delivery ids `ids` the queue holds."""
+        found: set[str] = set()
+        for at in range(0, len(ids), 500):
+            chunk = list(ids[at : at + 500])
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT delivery_id FROM jobs WHERE delivery_id IN ({marks})"  # noqa: S608
+            found.update(row[0] for row in self._read(sql, chunk))
+        return found
+
     def counts(self) -> dict[JobState, int]:
         """Jobs per state."""
         out = dict.fromkeys(JobState, 0)

@@ -1,0 +1,241 @@
+"""serve's store process: the frames, the spool, the spooled store and the real child.
+
+Every test here uses real files, a real SQLite queue and (for the child) a real process
+over a real socket pair and shared memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import mmap
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from bot.errors import QueueError
+from bot.queue import Delivery, JobState
+from bot.queue.sqlite import SqliteQueue
+from webhooks import store_process
+from webhooks.payload_check import NOT_JSON, NOT_OBJECT, Incoming
+from webhooks.spool import Spool, read_records, record, recover, spool_path
+from webhooks.spooled_store import SpooledStore
+from webhooks.store_process import StoreProcess
+from webhooks.store_wire import (
+    decode_batch,
+    decode_verdicts,
+    encode_batch,
+    encode_verdicts,
+    frame_length,
+)
+
+BODY = json.dumps({"action": "labeled", "repository": {"full_name": "octo/app"}}).encode()
+
+
+def item(n: int, body: bytes = BODY) -> Incoming:
+    return Incoming(Delivery(f"d-{n}", "issues", body))
+
+
+# --- the frames ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shared_size", [None, 1 << 20, 10])
+def test_a_batch_crosses_inline_or_through_shared_memory(shared_size: int | None) -> None:
+    shared = mmap.mmap(-1, shared_size) if shared_size else None
+    items = [item(1), Incoming(Delivery("d-2", "push", b"[1]", "o/r"), checked=True)]
+    framed = encode_batch(items, shared)
+    assert frame_length(framed[:4]) == len(framed) - 4
+    # 10 bytes of shared memory cannot hold the payloads: they travel in the frame
+    inline = shared is None or shared_size == 10
+    assert (BODY in framed) is inline
+    back = decode_batch(framed[4:], shared)
+    assert [(i.delivery.delivery_id, i.delivery.payload, i.checked) for i in back] == [
+        ("d-1", BODY, False),
+        ("d-2", b"[1]", True),
+    ]
+    assert back[1].delivery.repo == "o/r"
+
+
+def test_a_damaged_batch_is_refused_not_misread() -> None:
+    framed = encode_batch([item(1)])[4:]
+    with pytest.raises(ValueError, match="truncated|past the end"):
+        decode_batch(framed[:-5])
+    with pytest.raises(ValueError, match="after the last"):
+        decode_batch(framed + b"x")
+    shared_batch = encode_batch([item(1)], mmap.mmap(-1, 1 << 16))[4:]
+    with pytest.raises(ValueError, match="none is mapped"):
+        decode_batch(shared_batch)
+
+
+def test_verdicts_round_trip_and_unknown_codes_are_refused() -> None:
+    verdicts = [True, False, NOT_JSON, NOT_OBJECT]
+    assert decode_verdicts(encode_verdicts(verdicts)[5:]) == verdicts
+    with pytest.raises(ValueError, match="no verdict"):
+        decode_verdicts(b"\x09")
+
+
+# --- the spool -------------------------------------------------------------------------------
+
+
+def delivery(n: int) -> Delivery:
+    return Delivery(f"d-{n}", "issues", BODY, "octo/app")
+
+
+def test_spool_records_read_back_and_a_torn_tail_is_dropped(tmp_path: Path) -> None:
+    spool = Spool(tmp_path / "q.db.spool-1", room=1 << 16)
+    spool.append([delivery(1), delivery(2)])
+    data = (tmp_path / "q.db.spool-1").read_bytes()
+    assert len(data) == 1 << 16  # zeroed room, overwritten in place
+    assert [d.delivery_id for d in read_records(data)] == ["d-1", "d-2"]
+    torn = record(delivery(1)) + record(delivery(2))[:-3]
+    assert [d.delivery_id for d in read_records(torn)] == ["d-1"]
+    flipped = bytearray(record(delivery(1)))
+    flipped[-1] ^= 1
+    assert list(read_records(bytes(flipped))) == []
+    spool.close(remove=True)
+    assert not (tmp_path / "q.db.spool-1").exists()
+
+
+def test_a_dead_process_spool_is_replayed_and_a_live_one_left_alone(tmp_path: Path) -> None:
+    queue = SqliteQueue(tmp_path / "q.db")
+    queue.enqueue("d-1", "issues", BODY)  # already moved before the process died
+    dead = Spool(spool_path(queue.path, pid=1), room=1 << 16)
+    dead.append([delivery(1), delivery(2), delivery(3)])
+    os.close(dead.fd)  # the process died: its lock is gone, the file stays
+    live = Spool(spool_path(queue.path, pid=2), room=1 << 16)
+    live.append([delivery(4)])
+
+    assert recover(queue, queue.path) == 3
+    assert not spool_path(queue.path, pid=1).exists()
+    assert spool_path(queue.path, pid=2).exists()  # locked: its process still runs
+    ids = sorted(r.id for r in queue.list())
+    assert ids == ["d-1", "d-2", "d-3"]  # d-1 once, d-4 not taken from a live spool
+    assert queue.get("d-2") is not None
+    live.close(remove=True)
+    queue.close()
+
+
+def test_a_spool_written_again_from_its_start_replays_nothing_new(tmp_path: Path) -> None:
+    queue = SqliteQueue(tmp_path / "q.db")
+    spool = Spool(spool_path(queue.path, pid=7), room=1 << 16)
+    spool.append([delivery(n) for n in range(1, 6)])
+    queue.enqueue_many([delivery(n) for n in range(1, 6)])
+    spool.empty()  # all of it is in the queue
+    spool.append([delivery(9)])
+    os.close(spool.fd)
+    assert recover(queue, queue.path) >= 1
+    ids = sorted(r.id for r in queue.list())
+    assert ids == ["d-1", "d-2", "d-3", "d-4", "d-5", "d-9"]
+    queue.close()
+
+
+# --- the spooled store -----------------------------------------------------------------------
+
+
+def test_spooled_store_answers_known_new_and_refused_and_moves_to_the_queue(
+    tmp_path: Path,
+) -> None:
+    queue = SqliteQueue(tmp_path / "q.db")
+    queue.enqueue("d-0", "issues", BODY)
+    store = SpooledStore(queue, Spool(spool_path(queue.path), room=1 << 20))
+    first = store.store([item(0), item(1), item(1), item(2, b"{"), item(3, b"[]")])
+    assert first == [False, True, False, NOT_JSON, NOT_OBJECT]
+    # d-1 is known while it waits in the spool and once it is in the queue
+    assert store.store([item(1)]) == [False]
+    store.close()
+    assert not spool_path(queue.path).exists()  # everything moved: removed
+    check = SqliteQueue(tmp_path / "q.db")
+    record_ = check.get("d-1")
+    assert record_ is not None and record_.repo == "octo/app" and record_.state is JobState.QUEUED
+    assert {r.id for r in check.list()} == {"d-0", "d-1"}
+    check.close()
+
+
+class RefusingQueue(SqliteQueue):
+    """A real queue that refuses every write (a full disk, a locked file)."""
+
+    def enqueue_many(self, deliveries):  # type: ignore[no-untyped-def]
+        raise QueueError("database is locked")
+
+
+def test_a_queue_that_refuses_writes_keeps_the_spool_for_the_next_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("webhooks.spooled_store.RETRY_SECONDS", 0.01)
+    refusing = RefusingQueue(tmp_path / "q.db")
+    store = SpooledStore(refusing, Spool(spool_path(refusing.path), room=1 << 20))
+    assert store.store([item(1), item(2)]) == [True, True]  # durable in the spool: a 2xx
+    store.close()
+    assert spool_path(refusing.path).exists()
+
+    queue = SqliteQueue(tmp_path / "q.db")
+    assert recover(queue, queue.path) == 2
+    assert {r.id for r in queue.list()} == {"d-1", "d-2"}
+    queue.close()
+
+
+def test_a_full_spool_waits_for_the_queue_then_refuses_the_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("webhooks.spooled_store.RETRY_SECONDS", 0.01)
+    monkeypatch.setattr("webhooks.spooled_store.CATCH_UP_SECONDS", 0.2)
+    refusing = RefusingQueue(tmp_path / "q.db")
+    store = SpooledStore(refusing, Spool(spool_path(refusing.path), room=len(BODY)))
+    assert store.store([item(1)]) == [True]
+    with pytest.raises(QueueError, match="behind the spool"):
+        store.store([item(2)])
+    store.close()
+
+
+# --- the real child --------------------------------------------------------------------------
+
+
+def test_the_store_process_stores_restarts_after_a_crash_and_stops(tmp_path: Path) -> None:
+    db = tmp_path / "q.db"
+    store = StoreProcess(f"sqlite:///{db}")
+    store.start()
+
+    async def scenario() -> None:
+        assert await store.store_many([item(1), item(2, b"nope")]) == [True, NOT_JSON]
+        assert await store.store_many([item(1)]) == [False]
+        assert store.proc is not None
+        os.kill(store.proc.pid, signal.SIGKILL)
+        store.proc.wait()
+        with pytest.raises(QueueError, match="ended"):
+            await store.store_many([item(3)])
+        # the next batch starts a new child, which replays the dead one's spool first
+        assert await store.store_many([item(4), item(1)]) == [True, False]
+        await store.close()
+
+    asyncio.run(scenario())
+    assert store.started == 2
+    assert list(tmp_path.glob("q.db.spool-*")) == []  # both spools ended in the queue
+    queue = SqliteQueue(db)
+    assert {r.id for r in queue.list()} == {"d-1", "d-4"}
+    queue.close()
+
+
+def test_a_batch_larger_than_the_shared_memory_still_arrives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_process, "SHARED_BYTES", 64)
+    store = StoreProcess(f"sqlite:///{tmp_path / 'q.db'}")
+    store.start()
+
+    async def scenario() -> list[object]:
+        try:
+            return list(await store.store_many([item(n) for n in range(5)]))
+        finally:
+            await store.close()
+
+    assert asyncio.run(scenario()) == [True] * 5
+
+
+def test_a_queue_the_store_process_cannot_open_is_named_at_start(tmp_path: Path) -> None:
+    (tmp_path / "dir.db").mkdir()
+    store = StoreProcess(f"sqlite:///{tmp_path / 'dir.db'}")
+    with pytest.raises(QueueError, match="could not open the queue.*dir.db"):
+        store.start()
+    assert store.proc is None and store.sock is None

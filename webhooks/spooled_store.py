@@ -1,0 +1,126 @@
+"""What the store process does with a batch on a SQLite queue: check, spool, answer, move.
+
+The receiver gets its verdicts once the new deliveries are in the spool (`webhooks.spool`,
+durable); a thread of its own moves them into the queue right after, in one transaction
+for whatever has gathered. A delivery id is "known" if the queue holds it or it waits in
+the spool. The spool is written from its start again whenever the queue holds all of it;
+should its room run out first (the queue refuses writes, or falls far behind), a batch
+waits up to `CATCH_UP_SECONDS` for the queue, else it is refused (503: GitHub can
+redeliver).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue as stdlib_queue
+import threading
+from collections.abc import Sequence
+
+from bot.errors import QueueError
+from bot.queue import Delivery
+from bot.queue.sqlite import SqliteQueue
+from webhooks.payload_check import Incoming, Verdict, check_batch, merged
+from webhooks.spool import Spool
+
+log = logging.getLogger("agentbot.webhooks")
+
+CATCH_UP_SECONDS = 5.0
+"""How long a batch waits for the queue to hold the whole spool once its room is used."""
+RETRY_SECONDS = 1.0
+"""Pause before the mover tries a failed transaction again (the spool keeps the batch)."""
+
+
+class SpooledStore:
+    """Check, spool and answer; a mover thread commits to the queue (module docstring)."""
+
+    def __init__(self, queue: SqliteQueue, spool: Spool) -> None:
+        self.queue = queue
+        self.spool = spool
+        self.pending: set[str] = set()
+        """Ids spooled and not yet committed to the queue."""
+        self.waiting = 0
+        """Batches spooled and not yet committed to the queue."""
+        self._lock = threading.Lock()
+        self._caught_up = threading.Condition(self._lock)
+        self._backlog: stdlib_queue.SimpleQueue[list[Delivery] | None] = stdlib_queue.SimpleQueue()
+        self._stopping = threading.Event()
+        self._mover = threading.Thread(target=self._move, name="spool-mover", daemon=True)
+        self._mover.start()
+
+    def store(self, items: Sequence[Incoming]) -> list[Verdict]:
+        """The batch's verdicts, once its new deliveries are durable in the spool."""
+        verdicts, good = check_batch(items)
+        ids = [d.delivery_id for d in good]
+        with self._lock:
+            if self.spool.full:
+                self._wait_for_queue()
+            known = self.pending.intersection(ids)
+        # After `pending`: the mover commits before it forgets an id, so none slips between.
+        known |= self.queue.known_ids([i for i in ids if i not in known])
+        fresh: list[bool] = []
+        new: list[Delivery] = []
+        for d in good:
+            is_new = d.delivery_id not in known
+            known.add(d.delivery_id)  # the same id twice in one batch: the second is known
+            fresh.append(is_new)
+            if is_new:
+                new.append(d)
+        if new:
+            with self._lock:
+                self.spool.append(new)
+                self.pending.update(d.delivery_id for d in new)
+                self.waiting += 1
+            self._backlog.put(new)
+        return merged(verdicts, fresh)
+
+    def _wait_for_queue(self) -> None:
+        """With the lock held: wait until the queue holds all of the spool, then empty it."""
+        if not self._caught_up.wait_for(lambda: self.waiting == 0, CATCH_UP_SECONDS):
+            raise QueueError(
+                f"the queue is {self.waiting} batches behind the spool {self.spool.path}"
+            )
+        self.spool.empty()
+
+    def close(self) -> None:
+        """Commit what waits, then remove the spool (kept, for the next start, if not all
+        of it could be committed)."""
+        self._stopping.set()
+        self._backlog.put(None)
+        self._mover.join()
+        self.spool.close(remove=self.waiting == 0)
+        self.queue.close()
+
+    def _move(self) -> None:
+        """Commit spooled batches to the queue, all that have gathered at once."""
+        last = False
+        while not last:
+            batches: list[list[Delivery]] = []
+            item = self._backlog.get()
+            while item is not None:
+                batches.append(item)
+                try:
+                    item = self._backlog.get_nowait()
+                except stdlib_queue.Empty:
+                    break
+            last = item is None
+            if batches and not self._commit([d for b in batches for d in b]):
+                return  # stopping with the queue refusing: the spool stays for the next start
+            with self._lock:
+                for batch in batches:
+                    self.pending.difference_update(d.delivery_id for d in batch)
+                self.waiting -= len(batches)
+                if self.waiting == 0:
+                    self.spool.empty()
+                self._caught_up.notify_all()
+
+    def _commit(self, deliveries: list[Delivery]) -> bool:
+        """Commit, retrying while the queue refuses; False if asked to stop meanwhile."""
+        while True:
+            try:
+                self.queue.enqueue_many(deliveries)
+                return True
+            except Exception:
+                # The deliveries are safe in the spool; say so and try again.
+                log.exception("could not move %d spooled deliveries to the queue", len(deliveries))
+                if self._stopping.wait(RETRY_SECONDS):
+                    return False

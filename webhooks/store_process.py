@@ -1,0 +1,165 @@
+"""The receiver's durable store in a process of its own (what `serve` uses).
+
+Stored from a thread of the receiver's process, a delivery cost the event loop twice its
+CPU: SQLite's work and the receiver's took turns on one GIL, so the loop waited while the
+store wrote (about half the throughput of a bare endpoint on 2 cores, `bench/webhook_load`).
+In a child process the store runs on the other core. The receiver sends a batch over a
+socket pair and shared memory (`webhooks.store_wire`); the child checks each body's JSON,
+makes the new deliveries durable (on a SQLite queue in its spool, `webhooks.spool`, then
+in the queue; on PostgreSQL in the queue) and answers; a 2xx is sent only after that. If the child dies, the batch in flight fails (503:
+GitHub can redeliver, and a batch that did commit is then a duplicate) and the next batch
+starts a new child.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import mmap
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Sequence
+
+from bot.errors import QueueError
+from webhooks.payload_check import Incoming, Verdict
+from webhooks.store_wire import OK, decode_verdicts, encode_batch, frame, frame_length
+
+START_SECONDS = 30.0
+"""How long a new store process may take to open the queue."""
+STOP_SECONDS = 10.0
+"""How long a store process may take to finish its batch once the receiver stops."""
+SHARED_BYTES = 32 * 1024 * 1024
+"""Memory both processes map for a batch's payloads (pages are committed as first used)."""
+
+
+class StoreProcess:
+    """Store batches of deliveries through a child process (see the module docstring)."""
+
+    def __init__(self, queue_url: str) -> None:
+        self.queue_url = queue_url
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.sock: socket.socket | None = None
+        self.shared: mmap.mmap | None = None
+        self.started = 0
+        """How many store processes were started (a restart after a crash counts)."""
+        self._lock = asyncio.Lock()
+
+    def start(self) -> None:
+        """Start the child and wait until it has opened the queue; QueueError if it cannot."""
+        ours, theirs = socket.socketpair()
+        memory = os.memfd_create("agentbot-store", os.MFD_CLOEXEC)
+        try:
+            os.ftruncate(memory, SHARED_BYTES)
+            self.shared = mmap.mmap(memory, SHARED_BYTES)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "webhooks.store_child", str(theirs.fileno()), str(memory)],
+                pass_fds=(theirs.fileno(), memory),
+                stdin=subprocess.DEVNULL,
+            )
+        finally:
+            theirs.close()
+            os.close(memory)
+        self.started += 1
+        self.sock = ours
+        try:
+            # The URL goes over the socket, not argv: it may hold a database password.
+            ours.settimeout(START_SECONDS)
+            ours.sendall(frame(self.queue_url.encode()))
+            reply = _read_blocking(ours)
+        except OSError as exc:
+            self._discard()
+            raise QueueError(f"the store process did not start: {exc}") from None
+        if reply != OK:
+            self._discard()
+            why = reply[1:].decode(errors="replace") if reply else "it exited"
+            raise QueueError(f"the store process could not open the queue: {why}")
+        ours.settimeout(None)
+        ours.setblocking(False)
+
+    async def store_many(self, items: Sequence[Incoming]) -> list[Verdict]:
+        """Check and commit the batch in the child (`payload_check.store_checked`)."""
+        async with self._lock:
+            if self.sock is None:
+                await asyncio.to_thread(self.start)
+            sock = self.sock
+            assert sock is not None
+            loop = asyncio.get_running_loop()
+            try:
+                await loop.sock_sendall(sock, encode_batch(items, self.shared))
+                head = await _read(loop, sock, 4)
+                reply = await _read(loop, sock, frame_length(head))
+            except (OSError, EOFError):
+                code = self._discard()
+                raise QueueError(
+                    f"the store process ended (exit code {code}) before answering; the"
+                    " batch is not acknowledged"
+                ) from None
+        if reply[:1] != OK:
+            raise QueueError(f"the store process could not store the batch: {reply[1:].decode()}")
+        if len(reply) != len(items) + 1:
+            raise QueueError("the store process answered for another number of deliveries")
+        try:
+            return decode_verdicts(reply[1:])
+        except ValueError as exc:
+            raise QueueError(f"the store process answered nonsense: {exc}") from None
+
+    async def close(self) -> None:
+        """Let the child finish and end (killed after STOP_SECONDS)."""
+        async with self._lock:
+            await asyncio.to_thread(self.stop)
+
+    def stop(self) -> None:
+        """Close the socket (the child's cue to end) and reap the child."""
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+        self.shared = None
+        if self.proc is not None:
+            try:
+                self.proc.wait(STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            self.proc = None
+
+    def _discard(self) -> int | None:
+        """Forget a broken child: kill it and return its exit code."""
+        proc = self.proc
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+        self.shared = None  # the next child gets memory of its own
+        self.proc = None
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            proc.kill()
+        return proc.wait()
+
+
+async def _read(loop: asyncio.AbstractEventLoop, sock: socket.socket, size: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < size:
+        chunk = await loop.sock_recv(sock, size - len(buf))
+        if not chunk:
+            raise EOFError
+        buf += chunk
+    return bytes(buf)
+
+
+def _read_blocking(sock: socket.socket) -> bytes:
+    head = b""
+    while len(head) < 4:
+        chunk = sock.recv(4 - len(head))
+        if not chunk:
+            return b""
+        head += chunk
+    body = b""
+    size = frame_length(head)
+    while len(body) < size:
+        chunk = sock.recv(size - len(body))
+        if not chunk:
+            return b""
+        body += chunk
+    return body
