@@ -6,9 +6,9 @@ the signature), same uvicorn settings, same clients, payload and machine, altern
 Prints, per run and as medians over `--runs`, throughput, p50/p99 latency, errors, lost
 deliveries (answered 2xx but not in the queue afterwards), the server's CPU per request
 (serve's store process included), and the clients' CPU as a share of one core (near
-100 %: the clients were the limit, not the server). Targets (issue #31): serve >= 0.8x the floor's throughput, p99 <= 2x the floor's,
-0 lost. Clients are raw asyncio HTTP/1.1 keep-alive connections in this process, apart from
-the servers.
+100 %: the clients were the limit, not the server). Targets (issue #31): serve >= 0.8x
+the floor's throughput, p99 <= 2x the floor's, 0 lost. Clients are raw asyncio HTTP/1.1
+keep-alive connections in this process, apart from the servers.
 """
 
 from __future__ import annotations

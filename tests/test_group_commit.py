@@ -14,7 +14,7 @@ from bot.queue import Delivery
 from bot.queue.sqlite import SqliteQueue
 from bot.worker import Intake
 from webhooks.group_commit import GroupCommit
-from webhooks.payload_check import Incoming
+from webhooks.payload_check import Incoming, Verdict
 
 
 class GatedQueue(SqliteQueue):
@@ -50,7 +50,7 @@ def test_deliveries_arriving_during_a_commit_share_the_next(queue: GatedQueue) -
     intake = Intake()
     commits = GroupCommit(queue, intake)
 
-    async def scenario() -> list[bool]:
+    async def scenario() -> list[Verdict]:
         first = commits.store(delivery(0))
         await asyncio.to_thread(queue.entered.wait, 10)  # the writer holds d-0's batch
         rest = [commits.store(delivery(n)) for n in (1, 2, 3, 1)]
@@ -68,7 +68,7 @@ def test_a_failed_commit_fails_its_callers_and_the_writer_goes_on(queue: GatedQu
     queue.fail_next = True
     queue.gate.set()
 
-    async def scenario() -> bool:
+    async def scenario() -> Verdict:
         with pytest.raises(OSError, match="disk full"):
             await commits.store(delivery(0))
         return await commits.store(delivery(0))

@@ -19,7 +19,7 @@ from bot.errors import QueueError
 from bot.queue import Delivery, JobState
 from bot.queue.sqlite import SqliteQueue
 from webhooks import store_process
-from webhooks.payload_check import NOT_JSON, NOT_OBJECT, Incoming
+from webhooks.payload_check import NOT_JSON, NOT_OBJECT, Incoming, Verdict
 from webhooks.spool import Spool, read_records, record, recover, spool_path
 from webhooks.spooled_store import SpooledStore
 from webhooks.store_process import StoreProcess
@@ -60,7 +60,7 @@ def test_a_batch_crosses_inline_or_through_shared_memory(shared_size: int | None
 
 def test_a_damaged_batch_is_refused_not_misread() -> None:
     framed = encode_batch([item(1)])[4:]
-    with pytest.raises(ValueError, match="truncated|past the end"):
+    with pytest.raises(ValueError, match=r"truncated|past the end"):
         decode_batch(framed[:-5])
     with pytest.raises(ValueError, match="after the last"):
         decode_batch(framed + b"x")
@@ -70,7 +70,7 @@ def test_a_damaged_batch_is_refused_not_misread() -> None:
 
 
 def test_verdicts_round_trip_and_unknown_codes_are_refused() -> None:
-    verdicts = [True, False, NOT_JSON, NOT_OBJECT]
+    verdicts: list[Verdict] = [True, False, NOT_JSON, NOT_OBJECT]
     assert decode_verdicts(encode_verdicts(verdicts)[5:]) == verdicts
     with pytest.raises(ValueError, match="no verdict"):
         decode_verdicts(b"\x09")
@@ -236,6 +236,6 @@ def test_a_batch_larger_than_the_shared_memory_still_arrives(
 def test_a_queue_the_store_process_cannot_open_is_named_at_start(tmp_path: Path) -> None:
     (tmp_path / "dir.db").mkdir()
     store = StoreProcess(f"sqlite:///{tmp_path / 'dir.db'}")
-    with pytest.raises(QueueError, match="could not open the queue.*dir.db"):
+    with pytest.raises(QueueError, match=r"could not open the queue.*dir\.db"):
         store.start()
     assert store.proc is None and store.sock is None

@@ -6,9 +6,9 @@ store wrote (about half the throughput of a bare endpoint on 2 cores, `bench/web
 In a child process the store runs on the other core. The receiver sends a batch over a
 socket pair and shared memory (`webhooks.store_wire`); the child checks each body's JSON,
 makes the new deliveries durable (on a SQLite queue in its spool, `webhooks.spool`, then
-in the queue; on PostgreSQL in the queue) and answers; a 2xx is sent only after that. If the child dies, the batch in flight fails (503:
-GitHub can redeliver, and a batch that did commit is then a duplicate) and the next batch
-starts a new child.
+in the queue; on PostgreSQL in the queue) and answers; a 2xx is sent only after that. If
+the child dies, the batch in flight fails (503: GitHub can redeliver, and a batch that was
+stored is then a duplicate) and the next batch starts a new child.
 """
 
 from __future__ import annotations
