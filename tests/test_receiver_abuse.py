@@ -11,6 +11,7 @@ import resource
 import socket
 import subprocess
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -130,7 +131,12 @@ def test_a_signed_delivery_gets_in_past_300_idle_and_slow_clients(tmp_path: Path
         try:
             status, delivery = post_signed(port, timeout=60)
             assert status == 202
-            assert SqliteQueue(str(tmp_path / "queue.db")).get(delivery) is not None
+            # Durable in the store process's spool at the 202, in the queue a moment later.
+            queue = SqliteQueue(str(tmp_path / "queue.db"))
+            deadline = time.monotonic() + 30
+            while queue.get(delivery) is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert queue.get(delivery) is not None
             assert post_signed(port, timeout=60)[0] == 202
         finally:
             crowd.close()

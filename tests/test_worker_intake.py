@@ -80,6 +80,24 @@ def test_a_stored_delivery_wakes_an_idle_worker_before_its_poll(queue: SqliteQue
     assert time.monotonic() - stopping < 5  # stop wakes the idle worker too
 
 
+def test_a_job_reaching_the_queue_just_after_the_wake_is_claimed_soon(
+    queue: SqliteQueue,
+) -> None:
+    # serve's store process answers from its spool and commits to the queue a moment later.
+    intake = Intake()
+    done = threading.Event()
+    pool = WorkerPool(queue, lambda job: _set(done), size=1, poll_seconds=30, intake=intake)
+    pool.start()
+    try:
+        time.sleep(0.2)
+        intake.stored()  # the worker wakes and finds nothing yet
+        time.sleep(0.1)
+        queue.enqueue("d-1", "x", b"{}")
+        assert done.wait(5)  # not after the 30 s poll
+    finally:
+        pool.stop(timeout=10)
+
+
 def _post(client: TestClient, body: bytes, delivery: str) -> Any:
     headers = {
         "X-GitHub-Event": "issues",
@@ -116,10 +134,10 @@ def test_an_unexpected_error_is_503_never_500(
 ) -> None:
     import webhooks.receiver
 
-    def boom(payload: object) -> str:
+    def boom(delivery_id: object) -> None:
         raise TypeError("a bug")
 
-    monkeypatch.setattr(webhooks.receiver, "repo_full_name", boom)
+    monkeypatch.setattr(webhooks.receiver, "check_delivery_id", boom)
     intake = Intake()
     client = TestClient(
         create_app(queue=queue, secret=SECRET, intake=intake), raise_server_exceptions=False

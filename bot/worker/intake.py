@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 from bot.clock import Clock
 
@@ -18,12 +19,16 @@ class Intake:
     gives a delivery 10 s, a job takes seconds to minutes anyway.
     """
 
+    SETTLE_SECONDS = 0.5
+    """After a store, how long idle workers look again every `check_seconds`."""
+
     def __init__(self, max_defer_seconds: float = 1.0, check_seconds: float = 0.01) -> None:
         self.max_defer_seconds = max_defer_seconds
         self.check_seconds = check_seconds
         self.in_flight = 0
         """Deliveries being received; written by the receiver's event loop only."""
         self._stored = threading.Event()
+        self._stored_at = float("-inf")
 
     def arrived(self) -> None:
         """A delivery is being received."""
@@ -34,11 +39,17 @@ class Intake:
         self.in_flight -= 1
 
     def stored(self) -> None:
-        """New jobs were committed: wake an idle worker."""
+        """New deliveries were made durable: wake an idle worker."""
+        self._stored_at = time.monotonic()
         self._stored.set()
 
     def wait_for_work(self, seconds: float) -> None:
         """Wait until a delivery is stored (since the last wake-up) or `seconds` pass."""
+        # serve's store process answers once a delivery is in its spool and moves it into
+        # the queue a moment later: a worker woken before that finds nothing to claim, so
+        # for a short while after a store it looks again soon instead of after `seconds`.
+        if time.monotonic() - self._stored_at < self.SETTLE_SECONDS:
+            seconds = min(seconds, self.check_seconds)
         # An event, not the clock: the point is to wake the moment a job is stored.
         if self._stored.wait(seconds):
             self._stored.clear()
