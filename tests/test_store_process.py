@@ -108,8 +108,8 @@ def test_a_dead_process_spool_is_replayed_and_a_live_one_left_alone(tmp_path: Pa
     live.append([delivery(4)])
 
     assert recover(queue, queue.path) == 3
-    assert not spool_path(queue.path, pid=1).exists()
-    assert spool_path(queue.path, pid=2).exists()  # locked: its process still runs
+    assert not dead.path.exists()
+    assert live.path.exists()  # locked: its process still runs
     ids = sorted(r.id for r in queue.list())
     assert ids == ["d-1", "d-2", "d-3"]  # d-1 once, d-4 not taken from a live spool
     assert queue.get("d-2") is not None
@@ -139,13 +139,14 @@ def test_spooled_store_answers_known_new_and_refused_and_moves_to_the_queue(
 ) -> None:
     queue = SqliteQueue(tmp_path / "q.db")
     queue.enqueue("d-0", "issues", BODY)
-    store = SpooledStore(queue, Spool(spool_path(queue.path), room=1 << 20))
+    spool = Spool(spool_path(queue.path), room=1 << 20)
+    store = SpooledStore(queue, spool)
     first = store.store([item(0), item(1), item(1), item(2, b"{"), item(3, b"[]")])
     assert first == [False, True, False, NOT_JSON, NOT_OBJECT]
     # d-1 is known while it waits in the spool and once it is in the queue
     assert store.store([item(1)]) == [False]
     store.close()
-    assert not spool_path(queue.path).exists()  # everything moved: removed
+    assert not spool.path.exists()  # everything moved: removed
     check = SqliteQueue(tmp_path / "q.db")
     record_ = check.get("d-1")
     assert record_ is not None and record_.repo == "octo/app" and record_.state is JobState.QUEUED
@@ -165,10 +166,11 @@ def test_a_queue_that_refuses_writes_keeps_the_spool_for_the_next_start(
 ) -> None:
     monkeypatch.setattr("webhooks.spooled_store.RETRY_SECONDS", 0.01)
     refusing = RefusingQueue(tmp_path / "q.db")
-    store = SpooledStore(refusing, Spool(spool_path(refusing.path), room=1 << 20))
+    spool = Spool(spool_path(refusing.path), room=1 << 20)
+    store = SpooledStore(refusing, spool)
     assert store.store([item(1), item(2)]) == [True, True]  # durable in the spool: a 2xx
     store.close()
-    assert spool_path(refusing.path).exists()
+    assert spool.path.exists()
 
     queue = SqliteQueue(tmp_path / "q.db")
     assert recover(queue, queue.path) == 2
@@ -239,3 +241,68 @@ def test_a_queue_the_store_process_cannot_open_is_named_at_start(tmp_path: Path)
     with pytest.raises(QueueError, match=r"could not open the queue.*dir\.db"):
         store.start()
     assert store.proc is None and store.sock is None
+
+
+def test_a_webhooks_folder_in_the_working_directory_does_not_replace_the_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    planted = tmp_path / "cwd" / "webhooks"
+    planted.mkdir(parents=True)
+    (planted / "__init__.py").write_text("")
+    marker = tmp_path / "ran"
+    (planted / "store_child.py").write_text(f"open({str(marker)!r}, 'w').write('x')\n")
+    monkeypatch.chdir(tmp_path / "cwd")
+    store = StoreProcess(f"sqlite:///{tmp_path / 'q.db'}")
+    store.start()
+
+    async def scenario() -> list[object]:
+        try:
+            return list(await store.store_many([item(1)]))
+        finally:
+            await store.close()
+
+    assert asyncio.run(scenario()) == [True]
+    assert not marker.exists()
+
+
+def test_the_child_sees_no_credential_of_the_app(monkeypatch: pytest.MonkeyPatch) -> None:
+    env = {
+        "PATH": "/usr/bin",
+        "PGPASSWORD": "db",
+        "LC_ALL": "C.UTF-8",
+        "GITHUB_WEBHOOK_SECRET": "s",
+        "GITHUB_APP_PRIVATE_KEY": "k",
+        "AGENTBOT_LLM_API_KEY": "sk-x",
+        "AGENTBOT_JOBS_PASSWORD": "p",
+    }
+    assert store_process.child_environment(env) == {
+        "PATH": "/usr/bin",
+        "PGPASSWORD": "db",
+        "LC_ALL": "C.UTF-8",
+    }
+
+
+def test_a_child_that_dies_while_idle_is_replaced_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", "not-for-the-child")
+    store = StoreProcess(f"sqlite:///{tmp_path / 'q.db'}")
+    store.start()
+
+    async def scenario() -> tuple[int, bytes]:
+        assert await store.store_many([item(1)]) == [True]
+        assert store.proc is not None
+        environ = Path(f"/proc/{store.proc.pid}/environ").read_bytes()
+        os.kill(store.proc.pid, signal.SIGKILL)
+        for _ in range(200):  # no batch arrives: the receiver notices on its own
+            if store.started == 2 and store.sock is not None:
+                break
+            await asyncio.sleep(0.05)
+        started = store.started
+        assert await store.store_many([item(1), item(2)]) == [False, True]
+        await store.close()
+        return started, environ
+
+    started, environ = asyncio.run(scenario())
+    assert started == 2
+    assert b"not-for-the-child" not in environ and b"GITHUB_WEBHOOK_SECRET" not in environ

@@ -5,7 +5,7 @@ checkpoint now and then rewrites megabytes: over a millisecond per batch, which 
 delivery of the batch waited for. Appending the batch to this file is one write and one
 `fdatasync`, after which the delivery is as durable as a commit, so the 202 goes out then;
 a thread of the store process moves the batch into the queue right after. The file is
-named `<queue file>.spool-<pid>` and locked (`flock`) while its process lives; a store
+named `<queue file>.spool-<pid>-<random>` and locked (`flock`) while its process lives; a store
 process that starts replays every unlocked spool beside its queue (its process died) into
 the queue, then removes it. Replaying a delivery the queue already holds changes nothing
 (the delivery id is the key, and jobs are never deleted), so the file is written from its
@@ -18,8 +18,10 @@ and is dropped: it was never acknowledged.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
+import secrets
 import struct
 import zlib
 from collections.abc import Iterator, Sequence
@@ -35,8 +37,11 @@ _ITEM = struct.Struct("<IIII")
 
 
 def spool_path(queue_file: Path, pid: int | None = None) -> Path:
-    """This process's spool beside `queue_file`."""
-    return queue_file.with_name(f"{queue_file.name}.spool-{pid or os.getpid()}")
+    """A new spool's name beside `queue_file`: the pid, and a random part (pids repeat, and
+    containers sharing a volume can have the same one)."""
+    return queue_file.with_name(
+        f"{queue_file.name}.spool-{pid or os.getpid()}-{secrets.token_hex(4)}"
+    )
 
 
 class Spool:
@@ -60,6 +65,13 @@ class Spool:
             for at in range(0, room, len(zeros)):
                 os.pwrite(self.fd, zeros[: room - at], at)
             os.fsync(self.fd)
+            # ...and the directory entry: a spool that vanished with a power cut would take
+            # the deliveries it acknowledged with it.
+            folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                os.fsync(folder)
+            finally:
+                os.close(folder)
         except BaseException:
             os.close(self.fd)
             path.unlink(missing_ok=True)
@@ -145,10 +157,14 @@ def recover(queue: JobQueue, queue_file: Path) -> int:
     moved = 0
     for path, fd in orphans(queue_file):
         try:
-            deliveries = list(read_records(path.read_bytes()))
+            # Read and remove what is locked: the name may be another file's by now.
+            with os.fdopen(os.dup(fd), "rb") as file:
+                deliveries = list(read_records(file.read()))
             for at in range(0, len(deliveries), 500):
                 queue.enqueue_many(deliveries[at : at + 500])
-            path.unlink()
+            with contextlib.suppress(FileNotFoundError):
+                if path.stat().st_ino == os.fstat(fd).st_ino:
+                    path.unlink()
             moved += len(deliveries)
         finally:
             os.close(fd)

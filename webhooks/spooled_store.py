@@ -20,12 +20,15 @@ from bot.errors import QueueError
 from bot.queue import Delivery
 from bot.queue.sqlite import SqliteQueue
 from webhooks.payload_check import Incoming, Verdict, check_batch, merged
-from webhooks.spool import Spool
+from webhooks.spool import Spool, recover
 
 log = logging.getLogger("agentbot.webhooks")
 
 CATCH_UP_SECONDS = 5.0
 """How long a batch waits for the queue to hold the whole spool once its room is used."""
+RECOVER_SECONDS = 10.0
+"""While idle, the mover replays spools whose process died this often (another serve on the
+same queue, or a store process of this one that died while nothing arrived)."""
 RETRY_SECONDS = 1.0
 """Pause before the mover tries a failed transaction again (the spool keeps the batch)."""
 
@@ -95,7 +98,11 @@ class SpooledStore:
         last = False
         while not last:
             batches: list[list[Delivery]] = []
-            item = self._backlog.get()
+            try:
+                item = self._backlog.get(timeout=RECOVER_SECONDS)
+            except stdlib_queue.Empty:
+                self._recover()
+                continue
             while item is not None:
                 batches.append(item)
                 try:
@@ -112,6 +119,15 @@ class SpooledStore:
                 if self.waiting == 0:
                     self.spool.empty()
                 self._caught_up.notify_all()
+
+    def _recover(self) -> None:
+        try:
+            moved = recover(self.queue, self.queue.path)
+        except Exception:
+            log.exception("could not replay a spool left by a process that died")
+            return
+        if moved:
+            log.warning("moved %d deliveries from a dead process's spool to the queue", moved)
 
     def _commit(self, deliveries: list[Delivery]) -> bool:
         """Commit, retrying while the queue refuses; False if asked to stop meanwhile."""

@@ -14,6 +14,7 @@ stored is then a duplicate) and the next batch starts a new child.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import mmap
 import os
 import socket
@@ -31,6 +32,14 @@ STOP_SECONDS = 10.0
 """How long a store process may take to finish its batch once the receiver stops."""
 SHARED_BYTES = 32 * 1024 * 1024
 """Memory both processes map for a batch's payloads (pages are committed as first used)."""
+KEPT_VARIABLES = ("PATH", "PYTHONPATH", "HOME", "TMPDIR", "LANG", "TZ", "SSL_CERT_FILE")
+"""Environment the child keeps (with LC_* and libpq's PG*): none of the App's credentials."""
+
+
+def child_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """What the store process sees of the environment: no key, token or webhook secret."""
+    environ = dict(os.environ) if environ is None else environ
+    return {k: v for k, v in environ.items() if k in KEPT_VARIABLES or k.startswith(("LC_", "PG"))}
 
 
 class StoreProcess:
@@ -44,6 +53,8 @@ class StoreProcess:
         self.started = 0
         """How many store processes were started (a restart after a crash counts)."""
         self._lock = asyncio.Lock()
+        self._closing = False
+        self._restart: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         """Start the child and wait until it has opened the queue; QueueError if it cannot."""
@@ -52,10 +63,13 @@ class StoreProcess:
         try:
             os.ftruncate(memory, SHARED_BYTES)
             self.shared = mmap.mmap(memory, SHARED_BYTES)
+            # -P: a `webhooks` folder in the working directory must not stand in for ours.
+            argv = [sys.executable, "-P", "-m", "webhooks.store_child"]
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "webhooks.store_child", str(theirs.fileno()), str(memory)],
+                [*argv, str(theirs.fileno()), str(memory)],
                 pass_fds=(theirs.fileno(), memory),
                 stdin=subprocess.DEVNULL,
+                env=child_environment(),
             )
         finally:
             theirs.close()
@@ -80,11 +94,12 @@ class StoreProcess:
     async def store_many(self, items: Sequence[Incoming]) -> list[Verdict]:
         """Check and commit the batch in the child (`payload_check.store_checked`)."""
         async with self._lock:
+            loop = asyncio.get_running_loop()
             if self.sock is None:
                 await asyncio.to_thread(self.start)
             sock = self.sock
             assert sock is not None
-            loop = asyncio.get_running_loop()
+            loop.remove_reader(sock.fileno())
             try:
                 await loop.sock_sendall(sock, encode_batch(items, self.shared))
                 head = await _read(loop, sock, 4)
@@ -95,6 +110,12 @@ class StoreProcess:
                     f"the store process ended (exit code {code}) before answering; the"
                     " batch is not acknowledged"
                 ) from None
+            except BaseException:
+                # Cancelled between the batch and its answer: the next answer on this
+                # socket would be this batch's, so the child goes (its spool is replayed).
+                self._discard()
+                raise
+            self._watch(loop, sock)
         if reply[:1] != OK:
             raise QueueError(f"the store process could not store the batch: {reply[1:].decode()}")
         if len(reply) != len(items) + 1:
@@ -104,9 +125,31 @@ class StoreProcess:
         except ValueError as exc:
             raise QueueError(f"the store process answered nonsense: {exc}") from None
 
+    def _watch(self, loop: asyncio.AbstractEventLoop, sock: socket.socket) -> None:
+        """Between batches the child says nothing: a readable socket means it died, and a
+        new child (which first replays the dead one's spool) is started at once."""
+
+        def died() -> None:
+            loop.remove_reader(sock.fileno())
+            if self.sock is sock and not self._closing:
+                self._discard()
+                self._restart = loop.create_task(self._start_again())
+
+        loop.add_reader(sock.fileno(), died)
+
+    async def _start_again(self) -> None:
+        async with self._lock:
+            if self.sock is None and not self._closing:
+                # If it fails, the next batch tries again, and its callers get the 503.
+                with contextlib.suppress(QueueError):
+                    await asyncio.to_thread(self.start)
+
     async def close(self) -> None:
         """Let the child finish and end (killed after STOP_SECONDS)."""
+        self._closing = True
         async with self._lock:
+            if self.sock is not None:
+                asyncio.get_running_loop().remove_reader(self.sock.fileno())
             await asyncio.to_thread(self.stop)
 
     def stop(self) -> None:
