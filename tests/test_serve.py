@@ -341,5 +341,8 @@ def test_jobs_command_table_and_json(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert as_json.exit_code == 0
     data = json.loads(as_json.output)
     assert [j["id"] for j in data] == ["d-1"] and data[0]["repo"] == "o/r"
+    cut = runner.invoke(app, ["jobs", "--limit", "1"])
+    assert cut.exit_code == 0 and "the newest 1 jobs; --limit N shows more" in cut.output
+    assert "--limit N" not in table.output  # 2 jobs under the default 50: all shown
     bad = runner.invoke(app, ["jobs", "--state", "nope"])
     assert bad.exit_code == 2

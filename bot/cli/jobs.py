@@ -36,6 +36,8 @@ def jobs(
     # An SQLite file not made yet reads as no jobs; an unusable data dir is named (exit 2).
     with reading_queue(settings.queue) as queue:
         records = queue.list(limit, wanted)
+    if len(records) == limit:  # there may be more: say so rather than look like all of them
+        typer.echo(f"the newest {limit} jobs; --limit N shows more", err=True)
     if as_json:
         typer.echo(json.dumps([r.model_dump(mode="json") for r in records], indent=2))
         raise typer.Exit(EXIT_OK)
