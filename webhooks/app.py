@@ -1,11 +1,12 @@
 """The FastAPI edge of the GitHub App: verify a delivery, store it durably, answer 202.
 
 Async only at the edge: the body is read in chunks (stopping past the cap), the signature
-is checked, and deliveries arriving together are committed together (`GroupCommit`). No
-routing and no GitHub call happen here, so a routing bug or a GitHub outage never loses a
-delivery. Every failure is a 4xx, or a 503 when the queue cannot store (GitHub can
-redeliver); never a 500. POST /webhook is a bare ASGI handler (webhooks.receiver); the
-jobs page lives in webhooks.pages.
+is checked, and deliveries arriving together are stored together (`GroupCommit`; `serve`
+stores through a process of its own, webhooks.store_process). No routing and no GitHub
+call happen here, so a routing bug or a GitHub outage never loses a delivery. Every
+failure is a 4xx, or a 503 when the queue cannot store (GitHub can redeliver); never a
+500. POST /webhook is a bare ASGI handler (webhooks.receiver); the jobs page lives in
+webhooks.pages.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""POST /webhook as bare ASGI: read the body under a cap, verify, parse, store in groups.
+"""POST /webhook as bare ASGI: read the body under a cap, verify, store in groups.
 
 FastAPI's per-request machinery cost about as much CPU as the rest of the receiver put
 together, so this path skips it (`ReceiverApp` in webhooks.app routes /webhook here).
@@ -7,6 +7,7 @@ The signature is computed as the body streams in, so a badly signed body is refu
 without ever being joined into one buffer; and at most `max_large_bodies` bodies over
 `large_body` bytes are read at once (the others wait their turn, up to `slot_timeout`,
 then get a 503 GitHub can redeliver), so concurrent 25 MB bodies cannot exhaust memory.
+The store checks that a body is a JSON object (webhooks.payload_check), off this loop.
 """
 
 from __future__ import annotations

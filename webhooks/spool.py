@@ -92,7 +92,7 @@ class Spool:
         while view:
             n = os.pwrite(self.fd, view, at)
             view, at = view[n:], at + n
-        os.fdatasync(self.fd)
+        _datasync(self.fd)
         self.size = at
 
     def empty(self) -> None:
@@ -104,6 +104,11 @@ class Spool:
         if remove:
             self.path.unlink(missing_ok=True)
         os.close(self.fd)
+
+
+def _datasync(fd: int) -> None:
+    """`fdatasync` where there is one (Linux), else `fsync`."""
+    getattr(os, "fdatasync", os.fsync)(fd)
 
 
 def record(d: Delivery) -> bytes:
