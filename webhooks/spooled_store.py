@@ -40,9 +40,7 @@ class SpooledStore:
         self.queue = queue
         self.spool = spool
         self.pending: set[str] = set()
-        """Ids spooled and not yet committed to the queue."""
-        self.waiting = 0
-        """Batches spooled and not yet committed to the queue."""
+        """Ids spooled and not yet committed to the queue (none: the queue holds the spool)."""
         self._lock = threading.Lock()
         self._caught_up = threading.Condition(self._lock)
         self._backlog: stdlib_queue.SimpleQueue[list[Delivery] | None] = stdlib_queue.SimpleQueue()
@@ -72,17 +70,16 @@ class SpooledStore:
             with self._lock:
                 self.spool.append(new)
                 self.pending.update(d.delivery_id for d in new)
-                self.waiting += 1
             self._backlog.put(new)
         return merged(verdicts, fresh)
 
     def _wait_for_queue(self) -> None:
-        """With the lock held: wait until the queue holds all of the spool, then empty it."""
-        if not self._caught_up.wait_for(lambda: self.waiting == 0, CATCH_UP_SECONDS):
+        """With the lock held: wait until the queue holds all of the spool (the mover then
+        empties it)."""
+        if not self._caught_up.wait_for(lambda: not self.pending, CATCH_UP_SECONDS):
             raise QueueError(
-                f"the queue is {self.waiting} batches behind the spool {self.spool.path}"
+                f"the queue is {len(self.pending)} deliveries behind the spool {self.spool.path}"
             )
-        self.spool.empty()
 
     def close(self) -> None:
         """Commit what waits, then remove the spool (kept, for the next start, if not all
@@ -90,7 +87,7 @@ class SpooledStore:
         self._stopping.set()
         self._backlog.put(None)
         self._mover.join()
-        self.spool.close(remove=self.waiting == 0)
+        self.spool.close(remove=not self.pending)
         self.queue.close()
 
     def _move(self) -> None:
@@ -115,8 +112,7 @@ class SpooledStore:
             with self._lock:
                 for batch in batches:
                     self.pending.difference_update(d.delivery_id for d in batch)
-                self.waiting -= len(batches)
-                if self.waiting == 0:
+                if not self.pending:
                     self.spool.empty()
                 self._caught_up.notify_all()
 

@@ -22,32 +22,7 @@ from bot.queue.sqlite import SqliteQueue
 from webhooks.payload_check import Incoming, Verdict, store_checked
 from webhooks.spool import Spool, recover, spool_path
 from webhooks.spooled_store import SpooledStore
-from webhooks.store_wire import (
-    decode_batch,
-    encode_error,
-    encode_verdicts,
-    frame,
-    frame_length,
-)
-
-
-def read_frame(sock: socket.socket) -> bytes | None:
-    """The next frame's body, or None once the receiver has closed the socket."""
-    head = _read_exactly(sock, 4)
-    if head is None:
-        return None
-    return _read_exactly(sock, frame_length(head))
-
-
-def _read_exactly(sock: socket.socket, size: int) -> bytes | None:
-    buf = bytearray(size)
-    view, got = memoryview(buf), 0
-    while got < size:
-        n = sock.recv_into(view[got:])
-        if n == 0:
-            return None
-        got += n
-    return bytes(buf)
+from webhooks.store_wire import OK, decode_batch, encode_error, encode_verdicts, frame, read_frame
 
 
 class DirectStore:
@@ -103,7 +78,7 @@ def main(argv: list[str]) -> int:
     except (AgentbotError, OSError) as exc:
         sock.sendall(encode_error(str(exc)))
         return 1
-    sock.sendall(frame(b"\x00"))
+    sock.sendall(frame(OK))
     try:
         serve_batches(sock, store, shared)
     except (ConnectionError, OSError):

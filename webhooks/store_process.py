@@ -24,7 +24,14 @@ from collections.abc import Sequence
 
 from bot.errors import QueueError
 from webhooks.payload_check import Incoming, Verdict
-from webhooks.store_wire import OK, decode_verdicts, encode_batch, frame, frame_length
+from webhooks.store_wire import (
+    OK,
+    decode_verdicts,
+    encode_batch,
+    frame,
+    frame_length,
+    read_frame,
+)
 
 START_SECONDS = 30.0
 """How long a new store process may take to open the queue."""
@@ -80,13 +87,13 @@ class StoreProcess:
             # The URL goes over the socket, not argv: it may hold a database password.
             ours.settimeout(START_SECONDS)
             ours.sendall(frame(self.queue_url.encode()))
-            reply = _read_blocking(ours)
+            reply = read_frame(ours)
         except OSError as exc:
             self._discard()
             raise QueueError(f"the store process did not start: {exc}") from None
         if reply != OK:
             self._discard()
-            why = reply[1:].decode(errors="replace") if reply else "it exited"
+            why = reply[1:].decode(errors="replace") if reply is not None else "it exited"
             raise QueueError(f"the store process could not open the queue: {why}")
         ours.settimeout(None)
         ours.setblocking(False)
@@ -189,20 +196,3 @@ async def _read(loop: asyncio.AbstractEventLoop, sock: socket.socket, size: int)
             raise EOFError
         buf += chunk
     return bytes(buf)
-
-
-def _read_blocking(sock: socket.socket) -> bytes:
-    head = b""
-    while len(head) < 4:
-        chunk = sock.recv(4 - len(head))
-        if not chunk:
-            return b""
-        head += chunk
-    body = b""
-    size = frame_length(head)
-    while len(body) < size:
-        chunk = sock.recv(size - len(body))
-        if not chunk:
-            return b""
-        body += chunk
-    return body

@@ -16,6 +16,7 @@ the message the receiver logs.
 from __future__ import annotations
 
 import mmap
+import socket
 import struct
 from collections.abc import Sequence
 
@@ -40,6 +41,25 @@ def frame(body: bytes) -> bytes:
 def frame_length(head: bytes) -> int:
     """The length a frame's 4-byte head announces."""
     return int(_LEN.unpack(head)[0])
+
+
+def read_frame(sock: socket.socket) -> bytes | None:
+    """The next frame's body from a blocking socket, or None once the other end closed it."""
+    head = _read_exactly(sock, 4)
+    if head is None:
+        return None
+    return _read_exactly(sock, frame_length(head))
+
+
+def _read_exactly(sock: socket.socket, size: int) -> bytes | None:
+    buf = bytearray(size)
+    view, got = memoryview(buf), 0
+    while got < size:
+        n = sock.recv_into(view[got:])
+        if n == 0:
+            return None
+        got += n
+    return bytes(buf)
 
 
 def encode_batch(items: Sequence[Incoming], shared: mmap.mmap | None = None) -> bytes:
