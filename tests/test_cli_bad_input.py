@@ -172,3 +172,10 @@ def test_a_short_postgres_password_does_not_mangle_the_message(tmp_path: Path) -
     proc = run(tmp_path, "jobs", AGENTBOT_QUEUE="postgresql://u:ion@127.0.0.1:1/db")
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert "connection" in proc.stderr and "[REDACTED]" not in proc.stderr, proc.stderr
+
+
+def test_a_github_app_id_that_is_no_id_is_named(tmp_path: Path) -> None:
+    for args in (("doctor",), ("serve", "--port", _free_port())):
+        proc = run(tmp_path, *args, GITHUB_APP_ID="abc")
+        _one_clear_line(proc, "GITHUB_APP_ID", "'abc'")
+        assert not (tmp_path / "data" / "webhook-secret").exists(), args

@@ -150,3 +150,16 @@ def test_the_role_names_are_the_agent_roles() -> None:
     from bot.models import AgentRole
 
     assert set(ROLE_NAMES) == {r.value for r in AgentRole}
+
+
+def test_the_app_id_is_a_number_or_a_client_id(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bot.config import load_settings
+
+    for good in ("12345", "Iv1.8a61f9b3a7aba766", "Iv23liAbCdEf012345"):
+        monkeypatch.setenv("GITHUB_APP_ID", good)
+        assert load_settings().github_app_id == good
+    for bad in ("abc", "12 34", "-5"):
+        monkeypatch.setenv("GITHUB_APP_ID", bad)
+        with pytest.raises(ConfigError) as info:
+            load_settings()
+        assert info.value.path == "GITHUB_APP_ID", bad

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -15,6 +16,10 @@ from bot.errors import ConfigError
 CONNECT_RETRY_SECONDS = 20.0
 """How long (seconds, in all) a host that cannot be reached is retried before the job fails;
 a connection attempt itself times out after 5 s, so a failure is named within ~25 s."""
+
+
+_APP_ID = re.compile(r"[0-9]+|Iv[A-Za-z0-9.]+")
+"""An App ID or a Client ID, either of which signs the App's JWT."""
 
 
 def default_data_dir() -> Path:
@@ -91,6 +96,18 @@ class Settings(BaseSettings):
         if path.exists() and not path.is_dir():
             raise ValueError(f"{path} is not a folder: name a folder (it is created if missing)")
         return path
+
+    @field_validator("github_app_id")
+    @classmethod
+    def _app_id(cls, value: str | None) -> str | None:
+        # The JWT's `iss` is the App ID (digits) or its Client ID (`Iv…`), GitHub's
+        # "Generating a JSON Web Token (JWT) for a GitHub App".
+        if value and value.strip() and not _APP_ID.fullmatch(value.strip()):
+            raise ValueError(
+                "not a GitHub App ID: give the App ID (digits) or its Client ID (Iv…),"
+                " both on the App's settings page"
+            )
+        return value
 
     @field_validator("github_api_url", "anthropic_base_url", "llm_base_url")
     @classmethod
