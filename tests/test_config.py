@@ -163,3 +163,20 @@ def test_the_app_id_is_a_number_or_a_client_id(monkeypatch: pytest.MonkeyPatch) 
         with pytest.raises(ConfigError) as info:
             load_settings()
         assert info.value.path == "GITHUB_APP_ID", bad
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "line", "first"),
+    [
+        ("budget:\n  max_turns: 5\nmodel: x\nbudget:\n  max_turns: 9\n", "budget", 4, 1),
+        ("labels:\n  fix: a\n  tdd: b\n  fix: c\n", "labels.fix", 4, 2),
+        ("roles:\n  fixer: {model: a, model: b}\n", "roles.fixer.model", 2, 2),
+    ],
+)
+def test_a_duplicate_key_is_named_with_both_lines(
+    text: str, path: str, line: int, first: int
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        RepoConfig.from_text(text)
+    assert info.value.path == path and info.value.line == line
+    assert "duplicate key" in str(info.value) and f"line {first}" in str(info.value)

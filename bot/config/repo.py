@@ -103,6 +103,14 @@ class RepoConfig(Section):
             error = ConfigError(f"{where}: not valid YAML: {detail}")
             error.line = line
             raise error from None
+        duplicate = _duplicate_key(node)
+        if duplicate is not None:  # PyYAML keeps the last silently; the writer meant one of them
+            path, line, first = duplicate
+            raise ConfigError(
+                f"duplicate key in {source} (first on line {first}): keep one of them",
+                path=path,
+                line=line,
+            )
         if data is None:
             return cls()
         if not isinstance(data, dict):
@@ -143,6 +151,31 @@ class RepoConfig(Section):
         """The model a role uses: its override, else the repo's model."""
         override = self.roles.get(role)
         return override.model if override and override.model else self.model
+
+
+def _duplicate_key(root: yaml.Node | None) -> tuple[str, int, int] | None:
+    """The first key written twice in one mapping: its path, its line and its first line."""
+    stack: list[tuple[yaml.Node, str]] = [(root, "")] if root is not None else []
+    seen: set[int] = set()  # an alias repeats a node: walk it once
+    while stack:
+        node, path = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        children: list[tuple[yaml.Node, str]] = []
+        if isinstance(node, yaml.MappingNode):
+            lines: dict[str, int] = {}
+            for key, value in node.value:
+                name, line = str(key.value), key.start_mark.line + 1
+                where = f"{path}.{name}" if path else name
+                if name in lines and name != "<<":  # `<<` merges may repeat
+                    return where, line, lines[name]
+                lines.setdefault(name, line)
+                children.append((value, where))
+        elif isinstance(node, yaml.SequenceNode):
+            children = [(v, f"{path}.{i}" if path else str(i)) for i, v in enumerate(node.value)]
+        stack.extend(reversed(children))
+    return None
 
 
 def _line_of(node: yaml.Node | None, loc: list[Any]) -> int | None:
