@@ -180,3 +180,16 @@ def test_a_duplicate_key_is_named_with_both_lines(
         RepoConfig.from_text(text)
     assert info.value.path == path and info.value.line == line
     assert "duplicate key" in str(info.value) and f"line {first}" in str(info.value)
+
+
+def test_max_turns_has_an_upper_bound() -> None:
+    for text, path, line in (
+        ("budget:\n  max_turns: 1000000000\n", "budget.max_turns", 2),
+        ("roles:\n  fixer:\n    max_turns: 1001\n", "roles.fixer.max_turns", 3),
+    ):
+        with pytest.raises(ConfigError) as info:
+            RepoConfig.from_text(text)
+        assert info.value.path == path and info.value.line == line
+        assert "1000" in str(info.value)
+    cfg = RepoConfig.from_text("budget: {max_turns: 1000}\nroles: {fixer: {max_turns: 1000}}\n")
+    assert cfg.budget.max_turns == 1000

@@ -68,18 +68,25 @@ class Commands(Section):
         return value
 
 
+MAX_TURNS = 1000
+"""The most turns `max_turns` may allow (a plan's turn estimate has the same bound): past it
+the USD and minute budgets stop a job long before, and a typo's zeros would read as no limit."""
+
+
 class RoleConfig(Section):
     """Per-role overrides."""
 
     model: str | None = None
-    max_turns: int | None = Field(default=None, gt=0)
+    max_turns: int | None = Field(default=None, gt=0, le=MAX_TURNS)
+    """This role's turns in one agent run, 1 to 1000."""
 
 
 class Budget(Section):
     """Spending limits; a job stops when one runs out."""
 
     max_usd_per_job: float = Field(default=3.0, gt=0)
-    max_turns: int = Field(default=60, gt=0)
+    max_turns: int = Field(default=60, gt=0, le=MAX_TURNS)
+    """The job's turns across its agents, 1 to 1000."""
     max_minutes: float = Field(default=30, gt=0)
     max_usd_per_refuel: float = Field(default=20.0, gt=0)
     max_usd_per_day: float | None = Field(default=None, gt=0, allow_inf_nan=False)
