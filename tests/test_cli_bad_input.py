@@ -179,3 +179,11 @@ def test_a_github_app_id_that_is_no_id_is_named(tmp_path: Path) -> None:
         proc = run(tmp_path, *args, GITHUB_APP_ID="abc")
         _one_clear_line(proc, "GITHUB_APP_ID", "'abc'")
         assert not (tmp_path / "data" / "webhook-secret").exists(), args
+
+
+def test_implement_refuses_a_pr_number_below_1(tmp_path: Path) -> None:
+    (tmp_path / "tasks.md").write_text("## Phase 1\n- [ ] T001 Create a\n")
+    for number in ("-1", "0"):
+        proc = run(tmp_path, "implement", "tasks.md", "--pr", number, "--repo", str(tmp_path))
+        assert proc.returncode == 2, proc.stderr
+        assert "--pr" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

@@ -32,7 +32,7 @@ def implement(
     phase: Annotated[
         int | None, typer.Option(help="Only this phase number's tasks; same as `phase N`.")
     ] = None,
-    pr: Annotated[int | None, typer.Option(help="Update this pull request's body.")] = None,
+    pr: Annotated[int | None, typer.Option(min=1, help="Update this pull request's body.")] = None,
     github_repo: GitHubRepoOption = None,
     dry_run: CheckoutDryRunOption = False,
     as_json: JsonOption = False,
