@@ -187,3 +187,19 @@ def test_implement_refuses_a_pr_number_below_1(tmp_path: Path) -> None:
         proc = run(tmp_path, "implement", "tasks.md", "--pr", number, "--repo", str(tmp_path))
         assert proc.returncode == 2, proc.stderr
         assert "--pr" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_refuel_refuses_an_empty_label(tmp_path: Path) -> None:
+    for label in ("", "  "):
+        proc = run(
+            tmp_path,
+            "refuel",
+            "octo/app",
+            "--label",
+            label,
+            ANTHROPIC_API_KEY="k",
+            GITHUB_TOKEN="t",
+            GITHUB_API_URL="http://127.0.0.1:9",
+            AGENTBOT_CONNECT_RETRY_SECONDS="0.1",
+        )
+        _one_clear_line(proc, "--label")

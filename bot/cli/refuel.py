@@ -35,6 +35,11 @@ def refuel(
 ) -> None:
     """Process open issues with the fix label, in priority order, within --limit and --max-usd."""
     check_repo_name(repo)
+    if label is not None and not label.strip():  # not "the default": that is leaving it out
+        raise usage_error(
+            f"--label {label!r}: give a label name (e.g. --label agent-fix), or leave --label"
+            " out for the repository's labels.fix"
+        )
     if max_usd is not None and not math.isfinite(max_usd):
         raise usage_error(f"--max-usd {max_usd}: give a finite budget in USD (e.g. --max-usd 20)")
     from bot.workflows.handlers import HANDLERS  # loads only when it runs
