@@ -203,3 +203,53 @@ def test_refuel_refuses_an_empty_label(tmp_path: Path) -> None:
             AGENTBOT_CONNECT_RETRY_SECONDS="0.1",
         )
         _one_clear_line(proc, "--label")
+
+
+def _pushed_checkout(tmp_path: Path, origin: str) -> Path:
+    """A clean checkout whose branch is pushed to a local bare remote, then given `origin`."""
+    bare, repo = tmp_path / "bare.git", tmp_path / "repo"
+    git = ["git", "-c", "user.name=a", "-c", "user.email=a@example.com"]
+    subprocess.run([*git, "init", "-q", "--bare", str(bare)], check=True)
+    subprocess.run([*git, "init", "-q", "-b", "main", str(repo)], check=True)
+    subprocess.run([*git, "-C", str(repo), "commit", "-q", "--allow-empty", "-m", "i"], check=True)
+    subprocess.run([*git, "-C", str(repo), "remote", "add", "origin", str(bare)], check=True)
+    subprocess.run([*git, "-C", str(repo), "push", "-q", "origin", "main"], check=True)
+    subprocess.run([*git, "-C", str(repo), "remote", "set-url", "origin", origin], check=True)
+    return repo
+
+
+def test_an_origin_that_is_not_on_github_is_named(tmp_path: Path) -> None:
+    for i, where in enumerate(("https://gitlab.com/a/b.git", "bare.git")):
+        work = tmp_path / str(i)
+        work.mkdir()
+        origin = where if "://" in where else str(work / where)  # the local remote itself
+        repo = _pushed_checkout(work, origin)
+        proc = run(
+            work,
+            "cover",
+            "--repo",
+            str(repo),
+            "--dry-run",
+            ANTHROPIC_API_KEY="k",
+            GITHUB_TOKEN="t",
+            GITHUB_API_URL="http://127.0.0.1:9",
+            AGENTBOT_CONNECT_RETRY_SECONDS="0.1",
+        )
+        _one_clear_line(proc, origin, "not on GitHub", "--github-repo")
+
+
+def test_an_origin_on_github_names_its_repository(tmp_path: Path) -> None:
+    from bot.cli._common import repo_from_origin
+
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "remote", "add", "origin", "x"], check=True)
+    for url, server in (
+        ("https://github.com/octo/app.git", "https://github.com"),
+        ("git@github.com:octo/app.git", "https://github.com"),
+        ("ssh://git@github.com/octo/app", "https://github.com"),
+        ("https://ghe.example/octo/app", "https://ghe.example/"),
+        (f"{(tmp_path / 'srv').as_uri()}/octo/app.git", (tmp_path / "srv").as_uri()),
+    ):
+        subprocess.run(["git", "-C", str(repo), "remote", "set-url", "origin", url], check=True)
+        assert repo_from_origin(repo, server) == "octo/app", url

@@ -12,7 +12,7 @@ from bot.models import Job, JobKind, JobStatus
 from bot.workflows.cover.story import cover
 from tests.cover_script import Method, team
 from tests.e2e import BUGGY_FILES, REPO, fast_validation_yaml, world
-from tests.fakes.gitrepo import branch_sha, clone_branch, commits, push_files
+from tests.fakes.gitrepo import branch_sha, clone_branch, commits, push_files, server_url
 from tests.test_cli_run import AGENTBOT, actions_env
 from tests.test_cover_python import config
 from tests.test_events import comment
@@ -145,6 +145,7 @@ def test_agentbot_cover_needs_a_clean_pushed_branch(tmp_path: Path) -> None:
         checkout = clone_branch(w.remote, "main", tmp_path / "checkout")
         (checkout / "calc.py").write_text("x = 1\n")
         env = actions_env(tmp_path, w.gh.url, w.llm.base_url, "issue_comment", {})
+        env["GITHUB_SERVER_URL"] = server_url(tmp_path / "server")  # where origin is
         proc = subprocess.run(
             [AGENTBOT, "cover", "--repo", str(checkout)], env=env, capture_output=True, text=True
         )

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
+from urllib.parse import urlsplit
 
 import typer
 
@@ -148,13 +149,32 @@ def require_pushed(repo_dir: Path, branch: str) -> None:
         raise usage_error(f"branch {branch} has commits origin does not: push them first")
 
 
-def repo_from_origin(repo_dir: Path) -> str:
-    """`owner/name` from the checkout's origin URL (https, ssh or a local path)."""
+def repo_from_origin(repo_dir: Path, server_url: str) -> str:
+    """`owner/name` from the checkout's origin URL (https, ssh, or a path under a `file://`
+    server), which must be on the GitHub at `server_url` (`GITHUB_SERVER_URL`)."""
     url = git_out(repo_dir, "remote", "get-url", "origin")
+    shown = re.sub(r"(?<=//)[^/@]*@", "", url)  # no credentials in a message
+    if not _on_server(url, server_url):
+        raise usage_error(
+            f"origin {shown!r} is not on GitHub ({server_url}): name the repository with"
+            " --github-repo OWNER/REPO"
+        )
     found = re.search(r"[:/]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$", url)
     if not found:
-        raise usage_error(f"cannot tell OWNER/REPO from origin {url!r}; pass --github-repo")
+        raise usage_error(f"cannot tell OWNER/REPO from origin {shown!r}; pass --github-repo")
     return f"{found[1]}/{found[2]}"
+
+
+def _on_server(url: str, server_url: str) -> bool:
+    """Whether a git remote URL is on the server: its host (https, ssh, `git@host:`), or a
+    path under it when the server is a `file://` folder."""
+    server = urlsplit(server_url)
+    if server.scheme == "file":
+        under = (server_url.rstrip("/") + "/", server.path.rstrip("/") + "/")
+        return url.startswith(under)
+    scp = re.match(r"(?:[^@/]+@)?([^:/]+):", url)  # git@github.com:owner/repo.git
+    host = urlsplit(url).hostname if "://" in url else scp[1] if scp else None
+    return host is not None and host.lower() in (server.hostname, f"ssh.{server.hostname}")
 
 
 def run_on_checkout(
@@ -177,8 +197,12 @@ def pushed_branch(repo_dir: Path, github_repo: str | None) -> tuple[str, str]:
     branch = git_out(repo_dir, "rev-parse", "--abbrev-ref", "HEAD")
     if branch == "HEAD":
         raise usage_error(f"{repo_dir} is not on a branch: check out the branch to work on")
+    if github_repo:
+        repo = check_repo_name(github_repo)
+    else:  # before the fetch: an origin elsewhere is named, not fetched
+        repo = repo_from_origin(repo_dir, load_settings().github_server_url)
     require_pushed(repo_dir, branch)
-    return branch, check_repo_name(github_repo) if github_repo else repo_from_origin(repo_dir)
+    return branch, repo
 
 
 def missing_sqlite_file(url: str) -> Path | None:

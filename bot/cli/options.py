@@ -9,7 +9,10 @@ import typer
 
 GitHubRepoOption = Annotated[
     str | None,
-    typer.Option("--github-repo", help="OWNER/REPO (default: from the origin remote)."),
+    typer.Option(
+        "--github-repo",
+        help="OWNER/REPO (default: from the origin remote, which must be on GitHub).",
+    ),
 ]
 CheckoutDryRunOption = Annotated[
     bool, typer.Option("--dry-run", help="Commit locally; push and post nothing.")
