@@ -54,3 +54,19 @@ def test_an_unverified_test_stage_is_shown_and_is_no_pass(tmp_path: Path) -> Non
 def test_a_section_with_no_value_means_its_defaults() -> None:
     for key in ("validation", "labels", "budget", "limits"):
         assert RepoConfig.from_text(f"{key}:\n") == RepoConfig(), key
+
+
+def test_validate_leaves_no_egg_info_behind_but_keeps_the_users(tmp_path: Path) -> None:
+    setup = "mkdir -p src/m.egg-info m.egg-info && touch src/m.egg-info/PKG-INFO m.egg-info/x"
+    config = (
+        f"validation:\n  setup: {setup}\n  format: null\n  lint: null\n  typecheck: null\n"
+        "  test: null\n"
+    )
+    path = repo(tmp_path, config)
+    (path / "m.egg-info").mkdir()  # the user's own, from before
+    (path / "m.egg-info" / "PKG-INFO").write_text("mine\n")
+    proc = run(path, "--repo", str(path))
+    assert "setup: passed" in proc.stderr, proc.stdout + proc.stderr
+    assert not (path / "src" / "m.egg-info").exists()
+    assert (path / "m.egg-info" / "PKG-INFO").read_text() == "mine\n"
+    assert (path / "m.egg-info" / "x").exists()  # in a folder the user had: not ours to judge

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from typing import Annotated
 
@@ -32,6 +33,12 @@ _STYLE = {
 def _fail(message: str) -> typer.Exit:
     typer.echo(f"error: {message}", err=True)
     return typer.Exit(EXIT_USAGE)
+
+
+def _egg_info(repo: Path) -> set[Path]:
+    """The `*.egg-info` folders at the top of a checkout or one level down (`src/`)."""
+    found = [*repo.glob("*.egg-info"), *repo.glob("*/*.egg-info")]
+    return {p for p in found if p.is_dir() and not p.is_symlink()}
 
 
 def _note(gate: QualityGateResult, report: ValidationReport) -> str:
@@ -133,19 +140,26 @@ def validate(
             progress.print(f"  {gate.gate_name}: {gate.status}", style=_STYLE[gate.status])
 
     policy = SandboxPolicy.for_settings(settings, app=False)
-    with policy.open(config.sandbox.network) as sandbox:
-        if not sandbox.status.ok:
-            fallback_notice(sandbox.status, None)
-        report = run_validation(
-            repo,
-            config.validation,
-            data_dir=settings.data_dir,
-            base_sha=base_sha,
-            fix=fix,
-            env=os.environ,
-            on_stage=on_stage,
-            sandbox=sandbox,
-        )
+    had = _egg_info(repo)
+    try:
+        with policy.open(config.sandbox.network) as sandbox:
+            if not sandbox.status.ok:
+                fallback_notice(sandbox.status, None)
+            report = run_validation(
+                repo,
+                config.validation,
+                data_dir=settings.data_dir,
+                base_sha=base_sha,
+                fix=fix,
+                env=os.environ,
+                on_stage=on_stage,
+                sandbox=sandbox,
+            )
+    finally:
+        # The setup stage's editable install writes `<name>.egg-info` into the checkout; the
+        # venv (in the data dir) does not need it. This is the user's tree: only ours go.
+        for made in sorted(_egg_info(repo) - had):
+            shutil.rmtree(made, ignore_errors=True)
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
     else:
