@@ -4,10 +4,12 @@ a killed worker claimed again after their lease)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import socket
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -229,6 +231,55 @@ def test_kill_9_loses_no_acknowledged_delivery_and_leases_lapse(
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(20)
+
+
+@pytest.mark.slow
+def test_sigterm_stops_serve_cleanly_and_hands_over_a_running_job(
+    tmp_path: Path, gh: FakeGitHub
+) -> None:
+    # systemd, Docker and Kubernetes stop a service with SIGTERM: the shutdown must run
+    # (a running job's lease released, not left to lapse), and the exit is a clean 0.
+    db = tmp_path / "queue.db"
+    journal = tmp_path / "journal.txt"
+    port = _free_port()
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "AGENTBOT_QUEUE": f"sqlite:///{db}",
+        "AGENTBOT_DATA_DIR": str(tmp_path / "data"),
+        "GITHUB_WEBHOOK_SECRET": SECRET,
+        "GITHUB_TOKEN": "ghp_" + "t" * 36,
+        "GITHUB_API_URL": gh.url,
+        "ANTHROPIC_API_KEY": "sk-ant-test-unused",
+        "TEST_JOURNAL": str(journal),
+        "TEST_JOB_SECONDS": "60",
+    }
+    args = [sys.executable, "-c", WRAPPER, "--port", str(port), "--workers", "1"]
+    args += ["--lease-seconds", "300", "--poll-seconds", "0.05"]
+    log = tmp_path / "serve.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(args, env=env, cwd=tmp_path, stdout=out, stderr=out)
+    try:
+        _wait_healthy(port, proc)
+        assert _post(port, "fix-001", "issues", json.dumps(_payload(1)).encode()) == 202
+        deadline = time.monotonic() + 30
+        while "start fix-001" not in (journal.read_text() if journal.exists() else ""):
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(40)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = log.read_text()
+    assert proc.returncode == 0, text
+    assert "released fix-001" in text
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        (expires,) = conn.execute(
+            "SELECT lease_expires_at FROM jobs WHERE delivery_id = 'fix-001'"
+        ).fetchone()
+    assert expires is not None and expires <= time.time()  # another worker may take it now
 
 
 def test_serve_runs_out_of_the_box_without_credentials(tmp_path: Path) -> None:

@@ -306,6 +306,11 @@ def run_server(
     gc.collect()
     gc.freeze()
     quiet_repeats()
+    # uvicorn shuts down on SIGTERM (systemd, Docker, Kubernetes), then raises it again under
+    # the handler it found: the default one would end the process before the shutdown below
+    # (running jobs handed over, the store process stopped) and exit 143. Under this one the
+    # shutdown runs and serve exits 0, as on a clean stop.
+    signal.signal(signal.SIGTERM, lambda *_: None)
     try:
         uvicorn.run(
             web,
