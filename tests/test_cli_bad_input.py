@@ -6,6 +6,9 @@ import socket
 import subprocess
 from pathlib import Path
 
+import pytest
+import typer
+
 from tests.test_cli_errors import run
 
 
@@ -176,9 +179,13 @@ def test_a_short_postgres_password_does_not_mangle_the_message(tmp_path: Path) -
 
 def test_a_github_app_id_that_is_no_id_is_named(tmp_path: Path) -> None:
     for args in (("doctor",), ("serve", "--port", _free_port())):
-        proc = run(tmp_path, *args, GITHUB_APP_ID="abc")
-        _one_clear_line(proc, "GITHUB_APP_ID", "'abc'")
-        assert not (tmp_path / "data" / "webhook-secret").exists(), args
+        for value in ("abc", "   ", "ghp_" + "S3CRET" * 6):
+            proc = run(tmp_path, *args, GITHUB_APP_ID=value)
+            _one_clear_line(proc, "GITHUB_APP_ID", f"{len(value)} characters")
+            # a token pasted into the wrong variable is not echoed to a log
+            assert "S3CRET" not in proc.stderr
+            data = tmp_path / "data"
+            assert not data.exists() or not any(data.iterdir()), (args, value)
 
 
 def test_implement_refuses_a_pr_number_below_1(tmp_path: Path) -> None:
@@ -235,7 +242,57 @@ def test_an_origin_that_is_not_on_github_is_named(tmp_path: Path) -> None:
             GITHUB_API_URL="http://127.0.0.1:9",
             AGENTBOT_CONNECT_RETRY_SECONDS="0.1",
         )
-        _one_clear_line(proc, origin, "not on GitHub", "--github-repo")
+        _one_clear_line(proc, origin, "not on GitHub", "--github-repo", "GITHUB_SERVER_URL")
+
+
+@pytest.mark.parametrize(
+    ("url", "servers", "said"),
+    [
+        ("https://github.com.evil.com/a/b", ["https://github.com"], "not on GitHub"),
+        ("https://evil.com/github.com/a/b", ["https://github.com"], "not on GitHub"),
+        ("git@gitlab.com:a/b.git", ["https://github.com"], "not on GitHub"),
+        ("https://github.com/a", ["https://github.com"], "cannot tell OWNER/REPO"),
+        ("https://github.com/a/b/c", ["https://github.com"], "cannot tell OWNER/REPO"),
+        ("https://github.com/", ["https://github.com"], "cannot tell OWNER/REPO"),
+    ],
+)
+def test_an_origin_elsewhere_or_without_owner_and_name_is_refused(
+    tmp_path: Path, url: str, servers: list[str], said: str
+) -> None:
+    from bot.cli._common import repo_from_origin
+
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "remote", "add", "origin", url], check=True)
+    with pytest.raises(typer.Exit):
+        repo_from_origin(repo, servers)
+
+
+def test_credentials_in_an_origin_or_server_url_stay_out_of_the_message(tmp_path: Path) -> None:
+    from bot.cli._common import without_credentials
+
+    assert without_credentials("https://user:p@SECRET1@gitlab.com/a/b.git") == (
+        "https://gitlab.com/a/b.git"
+    )
+    assert without_credentials("https://u:SECRET2@ghe.example") == "https://ghe.example"
+    work = tmp_path / "w"
+    work.mkdir()
+    origin = "https://user:p@SECRET1@gitlab.com/a/b.git"
+    repo = _pushed_checkout(work, origin)
+    proc = run(
+        work,
+        "cover",
+        "--repo",
+        str(repo),
+        "--dry-run",
+        ANTHROPIC_API_KEY="k",
+        GITHUB_TOKEN="t",
+        GITHUB_SERVER_URL="https://u:SECRET2@ghe.example",
+        GITHUB_API_URL="http://127.0.0.1:9",
+        AGENTBOT_CONNECT_RETRY_SECONDS="0.1",
+    )
+    _one_clear_line(proc, "not on GitHub")
+    assert "SECRET" not in proc.stderr
 
 
 def test_an_origin_on_github_names_its_repository(tmp_path: Path) -> None:
@@ -249,7 +306,23 @@ def test_an_origin_on_github_names_its_repository(tmp_path: Path) -> None:
         ("git@github.com:octo/app.git", "https://github.com"),
         ("ssh://git@github.com/octo/app", "https://github.com"),
         ("https://ghe.example/octo/app", "https://ghe.example/"),
+        ("https://www.github.com/octo/app/", "https://github.com"),
+        ("ssh://git@ssh.github.com:443/octo/app.git", "https://github.com"),
+        ("https://GitHub.com/octo/app", "https://github.com"),
         (f"{(tmp_path / 'srv').as_uri()}/octo/app.git", (tmp_path / "srv").as_uri()),
     ):
         subprocess.run(["git", "-C", str(repo), "remote", "set-url", "origin", url], check=True)
-        assert repo_from_origin(repo, server) == "octo/app", url
+        assert repo_from_origin(repo, [server]) == "octo/app", url
+
+
+def test_a_ghes_api_url_alone_is_enough_to_know_the_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from bot.cli._common import github_servers
+    from bot.config import load_settings
+
+    for name in ("GITHUB_SERVER_URL", "GITHUB_API_URL"):
+        monkeypatch.delenv(name, raising=False)
+    assert github_servers(load_settings()) == ["https://github.com"]
+    monkeypatch.setenv("GITHUB_API_URL", "https://ghe.example.com/api/v3")
+    assert github_servers(load_settings()) == ["https://github.com", "https://ghe.example.com"]

@@ -85,8 +85,8 @@ def test_flag_help_shows_no_type(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("name", "value", "says"),
     [
-        ("GITHUB_API_URL", "notaurl", "is not an http(s) URL"),
-        ("AGENTBOT_LLM_BASE_URL", "ftp://x", "is not an http(s) URL"),
+        ("GITHUB_API_URL", "notaurl", "not an http(s) URL"),
+        ("AGENTBOT_LLM_BASE_URL", "ftp://x", "not an http(s) URL"),
         ("AGENTBOT_CONNECT_RETRY_SECONDS", "inf", "finite number"),
         ("AGENTBOT_DATA_DIR", "/etc/passwd", "is not a folder"),
     ],

@@ -57,7 +57,10 @@ def test_a_section_with_no_value_means_its_defaults() -> None:
 
 
 def test_validate_leaves_no_egg_info_behind_but_keeps_the_users(tmp_path: Path) -> None:
-    setup = "mkdir -p src/m.egg-info m.egg-info && touch src/m.egg-info/PKG-INFO m.egg-info/x"
+    setup = (
+        "mkdir -p src/m.egg-info m.egg-info lib/python/n.egg-info"
+        " && touch src/m.egg-info/PKG-INFO m.egg-info/x"
+    )
     config = (
         f"validation:\n  setup: {setup}\n  format: null\n  lint: null\n  typecheck: null\n"
         "  test: null\n"
@@ -68,5 +71,6 @@ def test_validate_leaves_no_egg_info_behind_but_keeps_the_users(tmp_path: Path) 
     proc = run(path, "--repo", str(path))
     assert "setup: passed" in proc.stderr, proc.stdout + proc.stderr
     assert not (path / "src" / "m.egg-info").exists()
+    assert not (path / "lib" / "python" / "n.egg-info").exists()  # package_dir={"": "lib/python"}
     assert (path / "m.egg-info" / "PKG-INFO").read_text() == "mine\n"
     assert (path / "m.egg-info" / "x").exists()  # in a folder the user had: not ours to judge

@@ -158,11 +158,24 @@ def test_the_app_id_is_a_number_or_a_client_id(monkeypatch: pytest.MonkeyPatch) 
     for good in ("12345", "Iv1.8a61f9b3a7aba766", "Iv23liAbCdEf012345"):
         monkeypatch.setenv("GITHUB_APP_ID", good)
         assert load_settings().github_app_id == good
-    for bad in ("abc", "12 34", "-5"):
+    monkeypatch.setenv("GITHUB_APP_ID", " 123 ")
+    assert load_settings().github_app_id == "123"  # what signs the JWT: no stray spaces
+    for bad in ("abc", "12 34", "-5", "   ", "ghp_NotAnAppId0123456789"):
         monkeypatch.setenv("GITHUB_APP_ID", bad)
         with pytest.raises(ConfigError) as info:
             load_settings()
         assert info.value.path == "GITHUB_APP_ID", bad
+        assert "NotAnAppId" not in str(info.value)  # never echoed: it may be a secret
+
+
+def test_a_bad_url_is_echoed_without_its_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bot.config import load_settings
+
+    monkeypatch.setenv("GITHUB_API_URL", "ftp://user:S3CRET@ghe.example")
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert info.value.path == "GITHUB_API_URL"
+    assert "S3CRET" not in str(info.value) and "ghe.example" in str(info.value)
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
@@ -149,32 +149,62 @@ def require_pushed(repo_dir: Path, branch: str) -> None:
         raise usage_error(f"branch {branch} has commits origin does not: push them first")
 
 
-def repo_from_origin(repo_dir: Path, server_url: str) -> str:
+def repo_from_origin(repo_dir: Path, servers: Sequence[str]) -> str:
     """`owner/name` from the checkout's origin URL (https, ssh, or a path under a `file://`
-    server), which must be on the GitHub at `server_url` (`GITHUB_SERVER_URL`)."""
+    server), which must be on one of the GitHub `servers` (`github_servers`)."""
     url = git_out(repo_dir, "remote", "get-url", "origin")
-    shown = re.sub(r"(?<=//)[^/@]*@", "", url)  # no credentials in a message
-    if not _on_server(url, server_url):
+    path = _path_on(url, servers)
+    if path is None:
+        where = ", ".join(map(without_credentials, servers))
         raise usage_error(
-            f"origin {shown!r} is not on GitHub ({server_url}): name the repository with"
-            " --github-repo OWNER/REPO"
+            f"origin {without_credentials(url)!r} is not on GitHub ({where}): name the"
+            " repository with --github-repo OWNER/REPO, or set GITHUB_SERVER_URL to your"
+            " GitHub's address"
         )
-    found = re.search(r"[:/]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$", url)
-    if not found:
-        raise usage_error(f"cannot tell OWNER/REPO from origin {shown!r}; pass --github-repo")
-    return f"{found[1]}/{found[2]}"
+    parts = path.strip("/").removesuffix(".git").split("/")
+    if len(parts) != 2 or not all(re.fullmatch(r"[A-Za-z0-9_.-]+", p) for p in parts):
+        raise usage_error(
+            f"cannot tell OWNER/REPO from origin {without_credentials(url)!r}; pass --github-repo"
+        )
+    return f"{parts[0]}/{parts[1]}"
 
 
-def _on_server(url: str, server_url: str) -> bool:
-    """Whether a git remote URL is on the server: its host (https, ssh, `git@host:`), or a
-    path under it when the server is a `file://` folder."""
-    server = urlsplit(server_url)
-    if server.scheme == "file":
-        under = (server_url.rstrip("/") + "/", server.path.rstrip("/") + "/")
-        return url.startswith(under)
-    scp = re.match(r"(?:[^@/]+@)?([^:/]+):", url)  # git@github.com:owner/repo.git
-    host = urlsplit(url).hostname if "://" in url else scp[1] if scp else None
-    return host is not None and host.lower() in (server.hostname, f"ssh.{server.hostname}")
+def github_servers(settings: Settings) -> list[str]:
+    """Where a repository's origin may be: `GITHUB_SERVER_URL`, and the host of a
+    `GITHUB_API_URL` set apart from it (GHES users often set only that)."""
+    servers = [settings.github_server_url]
+    api = urlsplit(settings.github_api_url)
+    if api.hostname and api.hostname != "api.github.com":
+        port = f":{api.port}" if api.port else ""
+        servers.append(f"{api.scheme}://{api.hostname.removeprefix('api.')}{port}")
+    return servers
+
+
+def without_credentials(url: str) -> str:
+    """A URL fit for a message: no `user:password@` (up to the host's last `@`)."""
+    return re.sub(r"//[^/]*@", "//", url)
+
+
+def _path_on(url: str, servers: Sequence[str]) -> str | None:
+    """The repository's path in a git remote URL on one of the servers (its host, `www.`
+    or `ssh.` of it; or a path under a `file://` server's folder), else None."""
+    if "://" in url:
+        parsed = urlsplit(url)
+        host, path = parsed.hostname, parsed.path
+    else:
+        scp = re.fullmatch(r"(?:[^@/]+@)?([^:/]+):(.*)", url)  # git@github.com:owner/repo
+        host, path = (scp[1].lower(), scp[2]) if scp else (None, url)
+    for server_url in servers:
+        server = urlsplit(server_url)
+        if server.scheme == "file":
+            for base in (server_url.rstrip("/") + "/", server.path.rstrip("/") + "/"):
+                if url.startswith(base) and base != "/":
+                    return url[len(base) :]
+        elif host is not None and server.hostname is not None:
+            names = {server.hostname, f"www.{server.hostname}", f"ssh.{server.hostname}"}
+            if host in names:
+                return path
+    return None
 
 
 def run_on_checkout(
@@ -200,7 +230,7 @@ def pushed_branch(repo_dir: Path, github_repo: str | None) -> tuple[str, str]:
     if github_repo:
         repo = check_repo_name(github_repo)
     else:  # before the fetch: an origin elsewhere is named, not fetched
-        repo = repo_from_origin(repo_dir, load_settings().github_server_url)
+        repo = repo_from_origin(repo_dir, github_servers(load_settings()))
     require_pushed(repo_dir, branch)
     return branch, repo
 

@@ -36,8 +36,9 @@ def _fail(message: str) -> typer.Exit:
 
 
 def _egg_info(repo: Path) -> set[Path]:
-    """The `*.egg-info` folders at the top of a checkout or one level down (`src/`)."""
-    found = [*repo.glob("*.egg-info"), *repo.glob("*/*.egg-info")]
+    """The `*.egg-info` folders in a checkout, down to three levels (`lib/python/x.egg-info`:
+    setuptools writes it beside the packages, wherever `package_dir` puts them)."""
+    found = [p for depth in range(3) for p in repo.glob("*/" * depth + "*.egg-info")]
     return {p for p in found if p.is_dir() and not p.is_symlink()}
 
 

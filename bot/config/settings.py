@@ -102,18 +102,18 @@ class Settings(BaseSettings):
     def _app_id(cls, value: str | None) -> str | None:
         # The JWT's `iss` is the App ID (digits) or its Client ID (`Iv…`), GitHub's
         # "Generating a JSON Web Token (JWT) for a GitHub App".
-        if value and value.strip() and not _APP_ID.fullmatch(value.strip()):
+        if value and not _APP_ID.fullmatch(value.strip()):
             raise ValueError(
                 "not a GitHub App ID: give the App ID (digits) or its Client ID (Iv…),"
                 " both on the App's settings page"
             )
-        return value
+        return value.strip() if value else value
 
     @field_validator("github_api_url", "anthropic_base_url", "llm_base_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):
-            raise ValueError(f"{value!r} is not an http(s) URL")
+            raise ValueError("not an http(s) URL")
         return value
 
     @field_validator("github_server_url")
@@ -121,7 +121,7 @@ class Settings(BaseSettings):
     def _clone_url(cls, value: str) -> str:
         # file:// serves clones from a folder of bare repositories (a mirror, the tests).
         if not value.startswith(("http://", "https://", "file://")):
-            raise ValueError(f"{value!r} is not an http(s) or file URL")
+            raise ValueError("not an http(s) or file URL")
         return value
 
     @model_validator(mode="after")
@@ -164,5 +164,10 @@ def load_settings() -> Settings:
             name = str(alias.choices[0])
         got = err.get("input")
         shown = f" (got {got!r})" if isinstance(got, str | int | float) else ""
+        if name == "GITHUB_APP_ID" and isinstance(got, str):
+            # A token or key pasted into the wrong variable must not reach a log.
+            shown = f" (got {len(got)} characters)"
+        elif isinstance(got, str):
+            shown = " (got {!r})".format(re.sub(r"//[^/]*@", "//", got))
         msg = str(err["msg"]).removeprefix("Value error, ")
         raise ConfigError(f"{msg}{shown}; fix or unset it", path=name) from None
