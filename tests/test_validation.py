@@ -338,6 +338,24 @@ def broken(repo: Path, *, committed: bool = True) -> None:
 # --- setup -----------------------------------------------------------------------------------
 
 
+def test_a_project_install_that_could_not_reach_its_host_is_tried_again(
+    repo: Path, data_dir: Path, base_env: dict[str, str]
+) -> None:
+    # A package host down (here: a build requirement on a closed port) falls back to "the
+    # dependencies only"; cached, that would stand after the outage, the project never
+    # installed again until its dependency files changed.
+    down = 'requires = ["backend-dep @ http://127.0.0.1:9/backend_dep-1.0.tar.gz"]'
+    pyproject = (repo / "pyproject.toml").read_text().replace("requires = []", down, 1)
+    write(repo, {"pyproject.toml": pyproject})
+    commit(repo, "a build requirement on a host that is down")
+    first = gate(validate(repo, data_dir, base_env), "setup")
+    assert first.status == "passed", first
+    assert "could not be installed" in first.warning and "tried again" in first.warning
+    again = gate(validate(repo, data_dir, base_env), "setup")
+    assert again.status != "skipped" and "cached" not in (again.warning or ""), again
+    assert again.command_result is not None and "backend_dep" in again.command_result.output
+
+
 def test_zero_config_setup_makes_a_venv_under_the_data_dir_once(
     repo: Path, data_dir: Path, base_env: dict[str, str]
 ) -> None:

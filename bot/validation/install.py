@@ -191,7 +191,8 @@ def run_setup(senv: StageEnv, plan: SetupPlan, *, timeout: float, clock: Clock) 
         # An earlier clone's venv at this workspace path: its stages could write there.
         shutil.rmtree(senv.venv)
     venv_ok = senv.venv is None or (senv.venv / "bin" / "python").exists()
-    if venv_ok and cached is not None and cached.fingerprint == stamp:
+    retry = cached is not None and setup_marker.UNREACHABLE in cached.flags  # an outage then
+    if venv_ok and cached is not None and cached.fingerprint == stamp and not retry:
         return _skipped(
             "already set up for these dependency files (cached)", cached.flags, cached.warnings,
             command=command, source=plan.source,
@@ -218,11 +219,15 @@ def run_setup(senv: StageEnv, plan: SetupPlan, *, timeout: float, clock: Clock) 
             result = _run(senv, step.command, timeout=timeout, clock=clock)
         results.append(result)
         if not result.success and step.fallback is not None and not result.timed_out:
+            unreachable = setup_marker.unreachable(result.output)
             result = _run(senv, step.fallback, timeout=timeout, clock=clock)
             results.append(result)
             if result.success:
                 warnings.append(step.warning)
                 flags.add(f"fallback:{step.flag}")
+                if unreachable:  # an outage, not the project: the next run tries again
+                    warnings.append(f"a package host was unreachable: {step.flag} is tried again")
+                    flags.add(setup_marker.UNREACHABLE)
                 continue
         if result.success:
             flags.add(step.flag)
@@ -234,7 +239,8 @@ def run_setup(senv: StageEnv, plan: SetupPlan, *, timeout: float, clock: Clock) 
     flags.discard("")
     if not failed:
         setup_marker.write(marker, senv, stamp, command, sorted(flags), warnings)
-        if not venv_ok:  # made from scratch, before anything but setup ran in it
+        # Made from scratch, only setup ran in it; after an outage the next run sets up again.
+        if not venv_ok and setup_marker.UNREACHABLE not in flags:
             env_reuse.keep(senv, stamp, sorted(flags), warnings)
     status = "timed_out" if timed_out else "failed" if failed else "passed"
     output = "\n".join(f"$ {shlex.join(r.command[2:])}\n{r.output}" for r in results)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,3 +61,18 @@ def read(path: Path) -> Marker | None:
         warnings=[str(w) for w in data.get("warnings", [])],
         clone=str(data.get("clone", "")),
     )
+
+
+UNREACHABLE = "unreachable"
+"""A setup flag: a step fell back because a package host could not be reached (not because
+the project cannot be installed), so the next run tries the step again, not the marker."""
+_UNREACHABLE = re.compile(
+    r"(?i)failed to fetch|tcp connect error|connection (?:refused|reset|timed out)"
+    r"|could not connect|name resolution|newconnectionerror|proxyerror|network is unreachable"
+    r"|dns error|max retries exceeded"
+)
+
+
+def unreachable(output: str) -> bool:
+    """Whether an install's output says a package host could not be reached (uv, pip)."""
+    return _UNREACHABLE.search(output) is not None
