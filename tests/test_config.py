@@ -206,3 +206,7 @@ def test_max_turns_has_an_upper_bound() -> None:
         assert "1000" in str(info.value)
     cfg = RepoConfig.from_text("budget: {max_turns: 1000}\nroles: {fixer: {max_turns: 1000}}\n")
     assert cfg.budget.max_turns == 1000
+    for value in ("true", '"500"', "5.0"):  # YAML's true is not one turn, a string not a number
+        with pytest.raises(ConfigError) as info:
+            RepoConfig.from_text(f"budget:\n  max_turns: {value}\n")
+        assert info.value.path == "budget.max_turns" and info.value.line == 2, value

@@ -77,7 +77,7 @@ class RoleConfig(Section):
     """Per-role overrides."""
 
     model: str | None = None
-    max_turns: int | None = Field(default=None, gt=0, le=MAX_TURNS)
+    max_turns: int | None = Field(default=None, gt=0, le=MAX_TURNS, strict=True)
     """This role's turns in one agent run, 1 to 1000."""
 
 
@@ -85,7 +85,7 @@ class Budget(Section):
     """Spending limits; a job stops when one runs out."""
 
     max_usd_per_job: float = Field(default=3.0, gt=0)
-    max_turns: int = Field(default=60, gt=0, le=MAX_TURNS)
+    max_turns: int = Field(default=60, gt=0, le=MAX_TURNS, strict=True)
     """The job's turns across its agents, 1 to 1000."""
     max_minutes: float = Field(default=30, gt=0)
     max_usd_per_refuel: float = Field(default=20.0, gt=0)
