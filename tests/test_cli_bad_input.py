@@ -225,23 +225,28 @@ def _pushed_checkout(tmp_path: Path, origin: str) -> Path:
     return repo
 
 
+def _cover_dry_run(work: Path, repo: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """`agentbot cover --dry-run` on `repo`, with GitHub on a closed port."""
+    return run(
+        work,
+        "cover",
+        "--repo",
+        str(repo),
+        "--dry-run",
+        ANTHROPIC_API_KEY="k",
+        GITHUB_TOKEN="t",
+        GITHUB_API_URL="http://127.0.0.1:9",
+        AGENTBOT_CONNECT_RETRY_SECONDS="0.1",
+        **env,
+    )
+
+
 def test_an_origin_that_is_not_on_github_is_named(tmp_path: Path) -> None:
     for i, where in enumerate(("https://gitlab.com/a/b.git", "bare.git")):
         work = tmp_path / str(i)
         work.mkdir()
         origin = where if "://" in where else str(work / where)  # the local remote itself
-        repo = _pushed_checkout(work, origin)
-        proc = run(
-            work,
-            "cover",
-            "--repo",
-            str(repo),
-            "--dry-run",
-            ANTHROPIC_API_KEY="k",
-            GITHUB_TOKEN="t",
-            GITHUB_API_URL="http://127.0.0.1:9",
-            AGENTBOT_CONNECT_RETRY_SECONDS="0.1",
-        )
+        proc = _cover_dry_run(work, _pushed_checkout(work, origin))
         _one_clear_line(proc, origin, "not on GitHub", "--github-repo", "GITHUB_SERVER_URL")
 
 
@@ -269,7 +274,7 @@ def test_an_origin_elsewhere_or_without_owner_and_name_is_refused(
 
 
 def test_credentials_in_an_origin_or_server_url_stay_out_of_the_message(tmp_path: Path) -> None:
-    from bot.cli._common import without_credentials
+    from bot.secrets import without_credentials
 
     assert without_credentials("https://user:p@SECRET1@gitlab.com/a/b.git") == (
         "https://gitlab.com/a/b.git"
@@ -279,18 +284,7 @@ def test_credentials_in_an_origin_or_server_url_stay_out_of_the_message(tmp_path
     work.mkdir()
     origin = "https://user:p@SECRET1@gitlab.com/a/b.git"
     repo = _pushed_checkout(work, origin)
-    proc = run(
-        work,
-        "cover",
-        "--repo",
-        str(repo),
-        "--dry-run",
-        ANTHROPIC_API_KEY="k",
-        GITHUB_TOKEN="t",
-        GITHUB_SERVER_URL="https://u:SECRET2@ghe.example",
-        GITHUB_API_URL="http://127.0.0.1:9",
-        AGENTBOT_CONNECT_RETRY_SECONDS="0.1",
-    )
+    proc = _cover_dry_run(work, repo, GITHUB_SERVER_URL="https://u:SECRET2@ghe.example")
     _one_clear_line(proc, "not on GitHub")
     assert "SECRET" not in proc.stderr
 

@@ -123,17 +123,9 @@ def gh() -> Iterator[FakeGitHub]:
         yield fake
 
 
-@pytest.mark.slow
-def test_kill_9_loses_no_acknowledged_delivery_and_leases_lapse(
-    tmp_path: Path, gh: FakeGitHub
-) -> None:
-    db = tmp_path / "queue.db"
-    journal = tmp_path / "journal.txt"
-    port = _free_port()
-    # Short enough to see the killed worker's jobs lapse, long enough that a heartbeat
-    # delayed by a loaded CI machine does not let a live job be claimed twice.
-    lease = 4.0
-    env = {
+def _wrapper_env(tmp_path: Path, db: Path, journal: Path, gh: FakeGitHub) -> dict[str, str]:
+    """The environment of serve run through WRAPPER, against the fake GitHub."""
+    return {
         **os.environ,
         "PYTHONPATH": str(ROOT),
         "AGENTBOT_QUEUE": f"sqlite:///{db}",
@@ -144,6 +136,19 @@ def test_kill_9_loses_no_acknowledged_delivery_and_leases_lapse(
         "ANTHROPIC_API_KEY": "sk-ant-test-unused",  # checked before a job runs, never used
         "TEST_JOURNAL": str(journal),
     }
+
+
+@pytest.mark.slow
+def test_kill_9_loses_no_acknowledged_delivery_and_leases_lapse(
+    tmp_path: Path, gh: FakeGitHub
+) -> None:
+    db = tmp_path / "queue.db"
+    journal = tmp_path / "journal.txt"
+    port = _free_port()
+    # Short enough to see the killed worker's jobs lapse, long enough that a heartbeat
+    # delayed by a loaded CI machine does not let a live job be claimed twice.
+    lease = 4.0
+    env = _wrapper_env(tmp_path, db, journal, gh)
     args = [sys.executable, "-c", WRAPPER, "--port", str(port), "--workers", "4"]
     args += ["--lease-seconds", str(lease), "--poll-seconds", "0.05"]
 
@@ -242,18 +247,7 @@ def test_sigterm_stops_serve_cleanly_and_hands_over_a_running_job(
     db = tmp_path / "queue.db"
     journal = tmp_path / "journal.txt"
     port = _free_port()
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(ROOT),
-        "AGENTBOT_QUEUE": f"sqlite:///{db}",
-        "AGENTBOT_DATA_DIR": str(tmp_path / "data"),
-        "GITHUB_WEBHOOK_SECRET": SECRET,
-        "GITHUB_TOKEN": "ghp_" + "t" * 36,
-        "GITHUB_API_URL": gh.url,
-        "ANTHROPIC_API_KEY": "sk-ant-test-unused",
-        "TEST_JOURNAL": str(journal),
-        "TEST_JOB_SECONDS": "60",
-    }
+    env = {**_wrapper_env(tmp_path, db, journal, gh), "TEST_JOB_SECONDS": "60"}
     args = [sys.executable, "-c", WRAPPER, "--port", str(port), "--workers", "1"]
     args += ["--lease-seconds", "300", "--poll-seconds", "0.05"]
     log = tmp_path / "serve.log"

@@ -25,7 +25,7 @@ from bot.ports import FactCache, JobEnv
 from bot.queue import JobQueue
 from bot.report import step_summary
 from bot.sandbox import Sandbox, SandboxPolicy, SandboxStatus
-from bot.secrets import redact, register_environment
+from bot.secrets import redact, register_environment, without_credentials
 from bot.wiring import dress, github_client, job_env, missing_credentials
 
 _REF = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#(?P<number>\d+)$")
@@ -178,11 +178,6 @@ def github_servers(settings: Settings) -> list[str]:
         port = f":{api.port}" if api.port else ""
         servers.append(f"{api.scheme}://{api.hostname.removeprefix('api.')}{port}")
     return servers
-
-
-def without_credentials(url: str) -> str:
-    """A URL fit for a message: no `user:password@` (up to the host's last `@`)."""
-    return re.sub(r"//[^/]*@", "//", url)
 
 
 def _path_on(url: str, servers: Sequence[str]) -> str | None:

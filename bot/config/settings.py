@@ -12,6 +12,7 @@ from pydantic import ValidationError as PydanticValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.errors import ConfigError
+from bot.secrets import without_credentials
 
 CONNECT_RETRY_SECONDS = 20.0
 """How long (seconds, in all) a host that cannot be reached is retried before the job fails;
@@ -163,11 +164,12 @@ def load_settings() -> Settings:
         if isinstance(alias, AliasChoices):
             name = str(alias.choices[0])
         got = err.get("input")
-        shown = f" (got {got!r})" if isinstance(got, str | int | float) else ""
         if name == "GITHUB_APP_ID" and isinstance(got, str):
             # A token or key pasted into the wrong variable must not reach a log.
             shown = f" (got {len(got)} characters)"
         elif isinstance(got, str):
-            shown = " (got {!r})".format(re.sub(r"//[^/]*@", "//", got))
+            shown = f" (got {without_credentials(got)!r})"
+        else:
+            shown = f" (got {got!r})" if isinstance(got, int | float) else ""
         msg = str(err["msg"]).removeprefix("Value error, ")
         raise ConfigError(f"{msg}{shown}; fix or unset it", path=name) from None
