@@ -27,7 +27,7 @@ class GatedQueue(SqliteQueue):
         self.batches: list[list[str]] = []
         self.fail_next = False
 
-    def enqueue_many(self, deliveries: Sequence[Delivery]) -> list[bool]:
+    def enqueue_many(self, deliveries: Sequence[Delivery], *, sync: bool = True) -> list[bool]:
         self.entered.set()
         self.gate.wait(10)
         self.batches.append([d.delivery_id for d in deliveries])

@@ -35,15 +35,65 @@ def test_queue_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         assert info.value.path == "AGENTBOT_QUEUE"
 
 
-def test_wal_and_separate_payloads(tmp_path: Path) -> None:
+def test_wal_and_payloads_in_their_own_file(tmp_path: Path) -> None:
     q = SqliteQueue(tmp_path / "q.db")
     q.enqueue("d-1", "issues", b'{"a": 1}')
+    q.enqueue_many([Delivery("d-1", "issues", b'{"again": 1}'), Delivery("d-2", "ping", b"{}")])
     conn = sqlite3.connect(tmp_path / "q.db")
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert conn.execute("SELECT body FROM payloads").fetchone()[0] == b'{"a": 1}'
     columns = [r[1] for r in conn.execute("PRAGMA table_info(jobs)")]
     assert "body" not in columns and "payload" not in columns  # state changes stay small
+    assert conn.execute("SELECT count(*) FROM payloads").fetchone()[0] == 0
     conn.close()
+    file = tmp_path / "q.db.payloads"
+    # each payload written once, a known delivery's not at all
+    assert file.read_bytes() == b'{"a": 1}{}' and file.stat().st_mode & 0o777 == 0o600
+    job = q.claim("w", 60)
+    assert job is not None and job.payload == b'{"a": 1}'
+    q.close()
+
+
+def test_a_queue_from_before_the_payload_file_still_reads_its_payloads(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / "q.db")
+    SqliteQueue(tmp_path / "q.db").close()  # the schema
+    conn.execute(
+        "INSERT INTO jobs (delivery_id, event_name, received_at, updated_at, repo)"
+        " VALUES ('old', 'issues', 1, 1, 'o/r')"
+    )
+    conn.execute("INSERT INTO payloads VALUES ('old', ?)", (b'{"inline": true}',))
+    conn.commit()
+    conn.close()
+    q = SqliteQueue(tmp_path / "q.db")
+    assert [j.payload for j in q.queued("o/r", "issues")] == [b'{"inline": true}']
+    job = q.claim("w", 60)
+    assert job is not None and job.payload == b'{"inline": true}'
+    q.close()
+
+
+@pytest.mark.parametrize("damage", ["truncated", "overwritten", "removed"])
+def test_a_payload_the_file_no_longer_holds_ends_its_job_with_the_reason(
+    tmp_path: Path, damage: str
+) -> None:
+    q = SqliteQueue(tmp_path / "q.db")
+    q.enqueue("kept", "issues", b'{"n": 1}', repo="o/r")
+    q.enqueue("lost", "issues", b'{"n": 2}', repo="o/r")
+    q.close()
+    file = tmp_path / "q.db.payloads"
+    if damage == "truncated":
+        os.truncate(file, 12)
+    elif damage == "overwritten":
+        file.write_bytes(file.read_bytes()[:8] + b'{"n": 9}')
+    else:
+        file.unlink()
+    q = SqliteQueue(tmp_path / "q.db")
+    readable = [] if damage == "removed" else [b'{"n": 1}']
+    assert [j.payload for j in q.queued("o/r", "issues")] == readable
+    # never another delivery's bytes, never an empty payload: the next readable job
+    claims = [q.claim("w", 60), q.claim("w", 60)]
+    assert [j.payload for j in claims if j is not None] == readable
+    dead = q.get("lost")
+    assert dead is not None and dead.state is JobState.DEAD
+    assert "q.db.payloads" in dead.error and "restore" in dead.error
     q.close()
 
 

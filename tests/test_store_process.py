@@ -154,10 +154,58 @@ def test_spooled_store_answers_known_new_and_refused_and_moves_to_the_queue(
     check.close()
 
 
+class SyncCountingQueue(SqliteQueue):
+    """A real queue that records how each move was committed and when it was synced."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.events: list[str] = []
+
+    def enqueue_many(self, deliveries, *, sync=True):  # type: ignore[no-untyped-def]
+        self.events.append(f"commit sync={sync}")
+        return super().enqueue_many(deliveries, sync=sync)
+
+    def sync(self) -> None:
+        self.events.append("sync")
+        super().sync()
+
+
+def test_the_mover_waits_for_the_disk_only_before_the_spool_is_written_again(
+    tmp_path: Path,
+) -> None:
+    queue = SyncCountingQueue(tmp_path / "q.db")
+    spool = Spool(spool_path(queue.path), room=40 * len(record(item(0).delivery)))
+    store = SpooledStore(queue, spool)
+    for n in range(5):
+        store.store([item(n)])
+    store.settle()
+    # below the spool's mark the moves are not synced, and the spool keeps them
+    assert "commit sync=True" not in queue.events and "sync" not in queue.events
+    assert spool.size > 0 and len(list(read_records(spool_bytes(spool)))) == 5
+    for n in range(5, 40):
+        store.store([item(n)])
+    store.settle()
+    assert "sync" in queue.events  # the queue reached the disk...
+    assert spool.size < 10 * len(record(item(0).delivery))  # ...then the spool started over
+    store.store([item(99)])
+    store.settle()
+    queue.events.clear()
+    store.close()
+    # a clean stop removes the spool only once the queue's moves are on disk
+    assert queue.events[-1] == "sync" and not spool.path.exists()
+    check = SqliteQueue(tmp_path / "q.db")
+    assert len(check.list(limit=100)) == 41
+    check.close()
+
+
+def spool_bytes(spool: Spool) -> bytes:
+    return os.pread(spool.fd, spool.size, 0)
+
+
 class RefusingQueue(SqliteQueue):
     """A real queue that refuses every write (a full disk, a locked file)."""
 
-    def enqueue_many(self, deliveries):  # type: ignore[no-untyped-def]
+    def enqueue_many(self, deliveries, *, sync=True):  # type: ignore[no-untyped-def]
         raise QueueError("database is locked")
 
 

@@ -247,7 +247,7 @@ def test_chunked_upload_past_the_cap_is_cut_off_early(live: int, queue: SqliteQu
 class BrokenQueue(SqliteQueue):
     """A queue whose store fails, as a full disk or a dropped database would."""
 
-    def enqueue_many(self, deliveries: Sequence[Delivery]) -> list[bool]:
+    def enqueue_many(self, deliveries: Sequence[Delivery], *, sync: bool = True) -> list[bool]:
         raise QueueError("disk full")
 
     def ping(self) -> None:

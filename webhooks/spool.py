@@ -9,7 +9,8 @@ named `<queue file>.spool-<pid>-<random>` and locked (`flock`) while its process
 process that starts replays every unlocked spool beside its queue (its process died) into
 the queue, then removes it. Replaying a delivery the queue already holds changes nothing
 (the delivery id is the key, and jobs are never deleted), so the file is written from its
-start again only when everything in it is in the queue (`Spool`).
+start again only when everything in it is in the queue and on disk (`Spool`,
+`webhooks.spooled_store`).
 
 A record is its length and CRC-32, then four lengths (id, event, repo, payload) and the
 four byte strings. A torn last record (the process died while writing it) fails its CRC
@@ -96,7 +97,7 @@ class Spool:
         self.size = at
 
     def empty(self) -> None:
-        """Write from the start again (everything written so far is in the queue)."""
+        """Write from the start again (everything written so far is in the queue, synced)."""
         self.size = 0
 
     def close(self, *, remove: bool) -> None:

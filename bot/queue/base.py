@@ -59,11 +59,18 @@ class QueueBase(Ledger):
         """Store a delivery durably (committed on return); False if the delivery id is known."""
         return self.enqueue_many([Delivery(delivery_id, event_name, payload, repo)])[0]
 
-    def enqueue_many(self, deliveries: Sequence[Delivery]) -> list[bool]:
-        """Store several deliveries in one durable transaction; per delivery, False if known."""
+    def enqueue_many(self, deliveries: Sequence[Delivery], *, sync: bool = True) -> list[bool]:
+        """Store several deliveries in one transaction; per delivery, False if known.
+
+        Durable on return, unless `sync` is False: then a backend may leave it to `sync()`
+        (for deliveries another durable copy holds meanwhile: serve's spool).
+        """
         for d in deliveries:
             check_delivery_id(d.delivery_id)
-        return self._store([(d, payload_bytes(d.payload)) for d in deliveries])
+        return self._store([(d, payload_bytes(d.payload)) for d in deliveries], sync)
+
+    def sync(self) -> None:
+        """Make every committed `enqueue_many` durable (a backend that always syncs: nothing)."""
 
     def claim(self, worker_id: str, lease_seconds: float) -> QueuedJob | None:
         """Take the oldest due job (queued, retry due, or lease lapsed) for this worker."""
@@ -172,8 +179,8 @@ class QueueBase(Ledger):
 
     # --- the storage hooks ------------------------------------------------------------------
 
-    def _store(self, rows: Sequence[tuple[Delivery, bytes]]) -> builtins.list[bool]:
-        """Insert (delivery, payload) rows in one durable transaction; True where new."""
+    def _store(self, rows: Sequence[tuple[Delivery, bytes]], sync: bool) -> builtins.list[bool]:
+        """Insert (delivery, payload) rows in one transaction, durable if `sync`; True if new."""
         raise NotImplementedError
 
     def _end(

@@ -26,6 +26,7 @@ from bot.errors import ConfigError, QueueError
 from bot.queue import DEFAULT_MAX_ATTEMPTS, Delivery, JobState, QueuedJob
 from bot.queue.base import Completion, Failure, QueueBase
 from bot.queue.ledger import ledger_tables
+from bot.queue.payload_file import PayloadFile
 from bot.queue.records import COLUMNS, claimed
 
 _SCHEMA = """
@@ -49,7 +50,12 @@ CREATE TABLE IF NOT EXISTS jobs (
     result TEXT
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs (state);
--- Payloads apart: a state change must not rewrite a 25 MB row.
+-- Payloads apart: a state change must not rewrite a 25 MB row. Where each one lies in the
+-- payload file (bot.queue.payload_file); `payloads` holds those of queues made before it.
+CREATE TABLE IF NOT EXISTS payload_refs (
+    delivery_id TEXT PRIMARY KEY, at INTEGER NOT NULL, size INTEGER NOT NULL,
+    crc INTEGER NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS payloads (delivery_id TEXT PRIMARY KEY, body BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS job_logs (
     id INTEGER PRIMARY KEY, job_id TEXT NOT NULL, ts REAL NOT NULL, line TEXT NOT NULL
@@ -108,6 +114,7 @@ class SqliteQueue(QueueBase):
         self._closed = False
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
+        self.payloads = PayloadFile(self.path)
         # The queue holds every delivery's payload: only its owner may read it (SQLite gives
         # the -wal and -shm files the database's mode).
         try:
@@ -194,21 +201,54 @@ class SqliteQueue(QueueBase):
 
     # --- the contract -----------------------------------------------------------------------
 
-    def _store(self, rows: Sequence[tuple[Delivery, bytes]]) -> list[bool]:
-        """Insert the deliveries in one durable transaction (one fsync for all)."""
+    def sync(self) -> None:
+        """Put every transaction committed so far on disk (its WAL), however committed.
+
+        fsync acts on the file, not on the descriptor, so a descriptor of our own reaches
+        what SQLite wrote; a checkpoint that moved frames into the database synced it first.
+        """
+        try:
+            fd = os.open(f"{self.path}-wal", os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return  # no log: the last connection closed, checkpointed and synced it
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def _store(self, rows: Sequence[tuple[Delivery, bytes]], sync: bool) -> list[bool]:
+        """Insert the deliveries in one transaction (one fsync for all when `sync`); the new
+        ones' payloads reach the payload file's disk before their rows are committed."""
         now = self._now()
         fresh: list[bool] = []
-        with self._tx(durable=True) as conn:
-            for d, body in rows:
+        with self._tx(durable=sync) as conn:
+            for d, _ in rows:
                 cur = conn.execute(
                     "INSERT INTO jobs (delivery_id, event_name, received_at, updated_at, repo)"
                     " VALUES (?, ?, ?, ?, ?) ON CONFLICT (delivery_id) DO NOTHING",
                     (d.delivery_id, d.event_name, now, now, d.repo),
                 )
                 fresh.append(cur.rowcount == 1)
-                if cur.rowcount == 1:
-                    conn.execute("INSERT INTO payloads VALUES (?, ?)", (d.delivery_id, body))
+            new = [row for row, is_new in zip(rows, fresh, strict=True) if is_new]
+            if new:
+                refs = self.payloads.append([body for _, body in new])
+                conn.executemany(
+                    "INSERT INTO payload_refs VALUES (?, ?, ?, ?)",
+                    [(d.delivery_id, *ref) for (d, _), ref in zip(new, refs, strict=True)],
+                )
         return fresh
+
+    def _payload(self, conn: sqlite3.Connection, delivery_id: str) -> bytes | None:
+        """A delivery's payload: from the payload file, or inline in an older queue; None
+        if it is missing or damaged."""
+        ref = conn.execute(
+            "SELECT at, size, crc FROM payload_refs WHERE delivery_id = ?", (delivery_id,)
+        ).fetchone()
+        if ref is not None:
+            return self.payloads.read(*ref)
+        row = conn.execute("SELECT body FROM payloads WHERE delivery_id = ?", (delivery_id,))
+        body = row.fetchone()
+        return bytes(body[0]) if body else None
 
     def claim(self, worker_id: str, lease_seconds: float) -> QueuedJob | None:
         """Take the oldest due job under a lease of `lease_seconds`."""
@@ -218,13 +258,23 @@ class SqliteQueue(QueueBase):
             buried = [r[0] for r in conn.execute(_BURY, {"now": now, "max": self.max_attempts})]
             for job_id in buried:
                 conn.execute("DELETE FROM running_keys WHERE job_id = ?", (job_id,))
-            row = conn.execute(_CLAIM, args).fetchone()
-            if row is None:
-                return None
-            body = conn.execute(
-                "SELECT body FROM payloads WHERE delivery_id = ?", (row[0],)
-            ).fetchone()
-        return claimed(row, body, worker_id)
+            while (row := conn.execute(_CLAIM, args).fetchone()) is not None:
+                body = self._payload(conn, row[0])
+                if body is not None:
+                    return claimed(row, (body,), worker_id)
+                # Unreadable: no worker can do anything with it, so say so and take the next.
+                conn.execute(
+                    "UPDATE jobs SET state = 'dead', finished_at = :now, updated_at = :now,"
+                    " lease_expires_at = NULL, error = :error WHERE delivery_id = :job",
+                    {"now": now, "job": row[0], "error": self._unreadable()},
+                )
+        return None
+
+    def _unreadable(self) -> str:
+        return (
+            f"its payload is missing or damaged in {self.payloads.path}: restore that file"
+            " from the same backup as the queue, or have GitHub redeliver the delivery"
+        )
 
     def heartbeat(self, job_id: str, worker_id: str, lease_seconds: float) -> bool:
         """Extend this worker's lease on the job; False if it is not this worker's any more."""
@@ -295,12 +345,14 @@ class SqliteQueue(QueueBase):
 
     def _queued(self, repo: str, event_name: str, limit: int) -> list[Any]:
         with self._tx() as conn:
-            return conn.execute(
-                "SELECT j.delivery_id, p.body, j.received_at FROM jobs j JOIN payloads p"
-                " ON p.delivery_id = j.delivery_id WHERE j.state = 'queued' AND j.attempts = 0"
-                " AND j.repo = ? AND j.event_name = ? ORDER BY j.rowid LIMIT ?",
+            ids = conn.execute(
+                "SELECT delivery_id, received_at FROM jobs WHERE state = 'queued'"
+                " AND attempts = 0 AND repo = ? AND event_name = ? ORDER BY rowid LIMIT ?",
                 (repo, event_name, limit),
             ).fetchall()
+            found = [(job, self._payload(conn, job), at) for job, at in ids]
+        # One whose payload is unreadable is left for `claim`, which ends it with the reason.
+        return [row for row in found if row[1] is not None]
 
     def annotate(
         self, job_id: str, *, repo: str = "", number: int | None = None, kind: str = ""
@@ -399,4 +451,5 @@ class SqliteQueue(QueueBase):
             for conn in self._conns:
                 conn.close()
             self._conns.clear()
+            self.payloads.close()
         self._local = threading.local()

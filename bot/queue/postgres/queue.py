@@ -94,8 +94,9 @@ class PostgresQueue(QueueBase):
 
     # --- the contract -----------------------------------------------------------------------
 
-    def _store(self, rows: Sequence[tuple[Delivery, bytes]]) -> list[bool]:
-        """Store deliveries and defer their procrastinate jobs, all in one transaction."""
+    def _store(self, rows: Sequence[tuple[Delivery, bytes]], sync: bool) -> list[bool]:
+        """Store deliveries and defer their procrastinate jobs, all in one transaction (always
+        durable: `sync` is for a backend with a spool in front of it)."""
         fresh: list[bool] = []
         try:
             with self._pool.connection() as conn, conn.transaction():
