@@ -155,18 +155,23 @@ def test_spooled_store_answers_known_new_and_refused_and_moves_to_the_queue(
 
 
 class SyncCountingQueue(SqliteQueue):
-    """A real queue that records how each move was committed and when it was synced."""
+    """A real queue that records how each move was committed, and each sync with whether
+    a spool file still lay beside the queue then."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, fail_syncs: bool = False) -> None:
         super().__init__(path)
         self.events: list[str] = []
+        self.fail_syncs = fail_syncs
 
     def enqueue_many(self, deliveries, *, sync=True):  # type: ignore[no-untyped-def]
         self.events.append(f"commit sync={sync}")
         return super().enqueue_many(deliveries, sync=sync)
 
     def sync(self) -> None:
-        self.events.append("sync")
+        spooled = any(self.path.parent.glob(f"{self.path.name}.spool-*"))
+        self.events.append("sync, spool kept" if spooled else "sync, no spool")
+        if self.fail_syncs:
+            raise QueueError("could not sync the queue (EIO)")
         super().sync()
 
 
@@ -178,24 +183,50 @@ def test_the_mover_waits_for_the_disk_only_before_the_spool_is_written_again(
     store = SpooledStore(queue, spool)
     for n in range(5):
         store.store([item(n)])
-    store.settle()
+    assert store.settle()
     # below the spool's mark the moves are not synced, and the spool keeps them
-    assert "commit sync=True" not in queue.events and "sync" not in queue.events
+    assert set(queue.events) == {"commit sync=False"}
     assert spool.size > 0 and len(list(read_records(spool_bytes(spool)))) == 5
     for n in range(5, 40):
         store.store([item(n)])
-    store.settle()
-    assert "sync" in queue.events  # the queue reached the disk...
+    assert store.settle()
+    assert "sync, spool kept" in queue.events  # the queue reached the disk...
     assert spool.size < 10 * len(record(item(0).delivery))  # ...then the spool started over
     store.store([item(99)])
-    store.settle()
+    assert store.settle()
     queue.events.clear()
     store.close()
     # a clean stop removes the spool only once the queue's moves are on disk
-    assert queue.events[-1] == "sync" and not spool.path.exists()
+    assert queue.events[-1] == "sync, spool kept" and not spool.path.exists()
     check = SqliteQueue(tmp_path / "q.db")
     assert len(check.list(limit=100)) == 41
     check.close()
+
+
+def test_a_failed_sync_keeps_the_spool_refuses_when_full_and_is_replayed_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("webhooks.spooled_store.CATCH_UP_SECONDS", 0.3)
+    queue = SyncCountingQueue(tmp_path / "q.db", fail_syncs=True)
+    spool = Spool(spool_path(queue.path), room=8 * len(record(item(0).delivery)))
+    store = SpooledStore(queue, spool)
+    for n in range(8):
+        assert store.store([item(n)]) == [True]
+    assert store.settle()
+    assert queue.events.count("sync, spool kept") == 1  # tried once, never again
+    # the spool is never written over: full, the next batch is refused, naming why
+    with pytest.raises(QueueError, match="could not be synced"):
+        store.store([item(8)])
+    assert len(list(read_records(spool_bytes(spool)))) == 8
+    store.close()
+    assert spool.path.exists()  # kept for the next start
+
+    queue = SyncCountingQueue(tmp_path / "q.db")
+    assert recover(queue, queue.path) == 8
+    # replayed deliveries the queue already held: synced before the spool went
+    assert queue.events[-1] == "sync, spool kept" and not spool.path.exists()
+    assert len(queue.list(limit=100)) == 8
+    queue.close()
 
 
 def spool_bytes(spool: Spool) -> bytes:

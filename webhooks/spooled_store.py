@@ -10,10 +10,12 @@ process loses nothing, a power cut may lose the last commits), because the spool
 holds every delivery they carry. Once the spool is past `SYNC_SHARE` of its room and the
 queue holds all of it, the queue's log is synced (`SqliteQueue.sync`) and only then is the
 spool written from its start again; a clean stop syncs before it removes the spool. One
-sync per few hundred deliveries instead of one per commit: the commit's sync was a
-quarter of the mover's CPU. Should the spool's room run out first (the queue refuses
-writes, or falls far behind), a batch waits up to `CATCH_UP_SECONDS` for the queue, else
-it is refused (503: GitHub can redeliver).
+WAL sync per few hundred deliveries instead of one per commit (the payload file is still
+synced per commit, before the rows: `bot.queue.payload_file`). A failed sync is final: the
+spool is never written over again and is kept at the stop, to be replayed at the next
+start. Should the spool's room run out (the queue refuses writes, falls far behind, or
+could not be synced), a batch waits up to `CATCH_UP_SECONDS` for the mover to empty it,
+else it is refused (503: GitHub can redeliver).
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ class SpooledStore:
         self._backlog: stdlib_queue.SimpleQueue[list[Delivery] | None] = stdlib_queue.SimpleQueue()
         self._stopping = threading.Event()
         self._batches = self._moved = 0
+        self._sync_failed = False
         self._mover = threading.Thread(target=self._move, name="spool-mover", daemon=True)
         self._mover.start()
 
@@ -86,10 +89,17 @@ class SpooledStore:
 
     def _wait_for_queue(self) -> None:
         """With the lock held: wait until the mover has emptied the spool."""
-        if not self._caught_up.wait_for(lambda: not self.spool.full, CATCH_UP_SECONDS):
+        self._backlog.put([])  # wake the mover: an empty spool may only wait for a sync
+        if self._caught_up.wait_for(lambda: not self.spool.full, CATCH_UP_SECONDS):
+            return
+        if self._sync_failed:
             raise QueueError(
-                f"the queue is {len(self.pending)} deliveries behind the spool {self.spool.path}"
+                f"the spool {self.spool.path} is full and the queue could not be synced (see"
+                " the log): fix the disk, then restart serve"
             )
+        raise QueueError(
+            f"the queue is {len(self.pending)} deliveries behind the spool {self.spool.path}"
+        )
 
     def settle(self, timeout: float = 5.0) -> bool:
         """Wait until the mover has handled every batch stored so far; False on timeout."""
@@ -122,7 +132,8 @@ class SpooledStore:
                 except stdlib_queue.Empty:
                     break
             last = item is None
-            if batches and not self._commit([d for b in batches for d in b]):
+            deliveries = [d for b in batches for d in b]  # [] only to wake the mover
+            if deliveries and not self._commit(deliveries):
                 return  # stopping with the queue refusing: the spool stays for the next start
             with self._lock:
                 for batch in batches:
@@ -134,7 +145,7 @@ class SpooledStore:
                     if not self.pending:  # else a batch came meanwhile: next round
                         self.spool.empty()
             with self._lock:
-                self._moved += len(batches)
+                self._moved += sum(1 for batch in batches if batch)
                 self._caught_up.notify_all()
 
     def _recover(self) -> None:
@@ -147,11 +158,18 @@ class SpooledStore:
             log.warning("moved %d deliveries from a dead process's spool to the queue", moved)
 
     def _synced(self) -> bool:
-        """Sync the queue's committed moves to disk; False (said) if it cannot."""
+        """Sync the queue's committed moves to disk; False (said once) if it cannot."""
+        if self._sync_failed:
+            return False
         try:
             self.queue.sync()
         except (OSError, QueueError):
-            log.exception("could not sync the queue: its moves stay in the spool")
+            self._sync_failed = True
+            log.exception(
+                "could not sync the queue: the spool %s keeps every delivery and is replayed"
+                " at the next start; deliveries are refused once it is full",
+                self.spool.path,
+            )
             return False
         return True
 

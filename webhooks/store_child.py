@@ -1,10 +1,10 @@
 """The receiver's store process: `python -m webhooks.store_child SOCKET MEMORY` (serve's).
 
 It reads the queue URL, then batches, from the socket (their payloads from the shared
-memory, `webhooks.store_wire`); checks and stores each batch (`payload_check.store_checked`:
-one durable transaction) and answers with a verdict each. It ends when the receiver closes
-the socket (or dies); Ctrl-C and SIGTERM are the receiver's to handle, so a stopping `serve`
-can still store what is in flight.
+memory, `webhooks.store_wire`); checks and stores each batch durably (on SQLite in its
+spool, `webhooks.spooled_store`; on PostgreSQL in one transaction) and answers with a
+verdict each. It ends when the receiver closes the socket (or dies); Ctrl-C and SIGTERM
+are the receiver's to handle, so a stopping `serve` can still store what is in flight.
 """
 
 from __future__ import annotations

@@ -5,12 +5,15 @@ spends ~45 µs of CPU per delivery doing so, which in `agentbot serve` is CPU th
 lacks (`bench/webhook_load`). Here a payload is written once: appended to
 `<queue file>.payloads` (mode 0600), synced, and only then is its row (offset, size,
 CRC-32) committed, so a committed row never points at bytes the disk may not hold. A
-process that dies mid-append leaves bytes no row points at; they stay, unread.
+failed write is cut off again; a process that dies mid-append leaves bytes no row points
+at, which stay unread.
 
 Appends from several processes (serve's store process, a CLI, a second serve) take an
-`flock` on the file for the moment they write; reads are `pread`s and take no lock. A
-payload whose bytes are missing or fail their CRC (the file restored from an older backup
-than the queue, a damaged disk) is named as such, never read as another payload.
+`flock` on the file while they write; reads are `pread`s and take no lock. Only an append
+creates the file, and only if no row points into it yet: a queue whose payload file is
+missing or shorter than its rows say (restored from another backup, moved without it) is
+refused with the file's name rather than written over. A payload whose bytes fail their
+CRC is reported as damaged, never read as another one.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import fcntl
 import os
 import threading
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from bot.errors import QueueError
@@ -31,19 +34,29 @@ class PayloadFile:
     def __init__(self, queue_file: Path) -> None:
         self.path = queue_file.with_name(queue_file.name + ".payloads")
         self._fd: int | None = None
+        self._checked = False
         self._lock = threading.RLock()
 
-    def append(self, bodies: Sequence[bytes]) -> list[tuple[int, int, int]]:
+    def append(
+        self, bodies: Sequence[bytes], rows_end: Callable[[], int]
+    ) -> list[tuple[int, int, int]]:
         """Write `bodies` one after another and wait until the disk holds them: their
-        (offset, size, CRC-32)."""
+        (offset, size, CRC-32). `rows_end` is where the queue's rows say the file ends
+        (asked once per process, before the first append)."""
         data = b"".join(bodies)
         with self._lock:
-            fd = self._opened()
+            fd = self._opened(create=True)
+            if not self._checked:
+                self._check_holds(fd, rows_end())
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 try:
                     at = os.lseek(fd, 0, os.SEEK_END)
-                    _write_all(fd, data, at)
+                    try:
+                        _write_all(fd, data, at)
+                    except OSError:
+                        os.ftruncate(fd, at)  # no half payload for the next append to follow
+                        raise
                 finally:
                     fcntl.flock(fd, fcntl.LOCK_UN)
                 getattr(os, "fdatasync", os.fsync)(fd)
@@ -56,11 +69,15 @@ class PayloadFile:
         return refs
 
     def read(self, at: int, size: int, crc: int) -> bytes | None:
-        """The payload stored at `at`; None if its bytes are missing or damaged."""
+        """The payload stored at `at`; None if its bytes are cut off or damaged.
+
+        Raises QueueError if the file cannot be read at all (missing, I/O error): that may
+        pass, so the job stays queued instead of ending.
+        """
         try:
-            data = os.pread(self._opened(), size, at)
-        except OSError:
-            return None
+            data = os.pread(self._opened(create=False), size, at)
+        except OSError as exc:
+            raise QueueError(f"cannot read the payload file {self.path}: {exc}") from exc
         return data if len(data) == size and zlib.crc32(data) == crc else None
 
     def close(self) -> None:
@@ -69,26 +86,43 @@ class PayloadFile:
             if self._fd is not None:
                 os.close(self._fd)
                 self._fd = None
+                self._checked = False
 
-    def _opened(self) -> int:
+    def _check_holds(self, fd: int, rows_end: int) -> None:
+        size = os.fstat(fd).st_size
+        if size < rows_end:
+            raise QueueError(
+                f"the payload file {self.path} holds {size} bytes but the queue's rows point"
+                f" up to byte {rows_end}: restore it from the backup the queue came from"
+                " (copied after the queue), or move the queue aside to start a new one"
+            )
+        self._checked = True
+
+    def _opened(self, *, create: bool) -> int:
         if self._fd is not None:
             return self._fd
         with self._lock:
             if self._fd is not None:  # opened by another thread meanwhile
                 return self._fd
-            created = not self.path.exists()
+            flags = os.O_RDWR | os.O_CLOEXEC | (os.O_CREAT if create else 0)
+            created = create and not self.path.exists()
             try:
-                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-                if created:
-                    # The name must outlive a power cut as the rows pointing into it do.
-                    folder = os.open(self.path.parent, os.O_RDONLY | os.O_DIRECTORY)
-                    try:
-                        os.fsync(folder)
-                    finally:
-                        os.close(folder)
+                fd = os.open(self.path, flags, 0o600)
+            except FileNotFoundError:
+                raise QueueError(
+                    f"the payload file {self.path} is missing: restore it with the queue"
+                ) from None
             except OSError as exc:
                 raise QueueError(f"cannot open the payload file {self.path}: {exc}") from exc
-            return self._fd
+            if created:
+                # The name must outlive a power cut as the rows pointing into it do.
+                folder = os.open(self.path.parent, os.O_RDONLY | os.O_DIRECTORY)
+                try:
+                    os.fsync(folder)
+                finally:
+                    os.close(folder)
+            self._fd = fd
+            return fd
 
 
 def _write_all(fd: int, data: bytes, at: int) -> None:

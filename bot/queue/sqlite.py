@@ -4,9 +4,11 @@ Safe across threads and processes: each thread has its own connection; writes in
 process are serialized by a lock (so threads never sleep in SQLite's busy handler), and
 other processes are waited for through `busy_timeout`. Every write transaction is
 `BEGIN IMMEDIATE`. Storing deliveries commits with `synchronous=FULL` (the WAL is fsynced:
-a delivery acknowledged with 202 survives a power cut); the workers' bookkeeping (claims,
+a delivery acknowledged with 202 survives a power cut), except serve's moves from its
+spool, which hold a durable copy until `sync()`; the workers' bookkeeping (claims,
 results, log lines) commits with `NORMAL`, which survives a killed process and may lose
-its last commits to a power cut, where a job is simply run again (at-least-once).
+its last commits to a power cut, where a job is simply run again (at-least-once). Payloads
+live in a file beside the queue (`bot.queue.payload_file`).
 """
 
 # Over 300 lines: one queue backend, its schema and locking beside the SQL they guard.
@@ -131,6 +133,10 @@ class SqliteQueue(QueueBase):
         with self._write_lock:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.executescript(_SCHEMA + ledger_tables(postgres=False))
+        # Opened now and kept: a descriptor opened after a failed write-back would not
+        # hear of the failure from fsync.
+        self._wal = _open_if_there(Path(f"{self.path}-wal"))
+        self._sync_failed: str | None = None
 
     # --- plumbing ---------------------------------------------------------------------------
 
@@ -206,15 +212,25 @@ class SqliteQueue(QueueBase):
 
         fsync acts on the file, not on the descriptor, so a descriptor of our own reaches
         what SQLite wrote; a checkpoint that moved frames into the database synced it first.
+        A failure is final: Linux reports it once and then drops the pages, so a later
+        success would not mean the earlier commits are on disk.
         """
-        try:
-            fd = os.open(f"{self.path}-wal", os.O_RDONLY | os.O_CLOEXEC)
-        except FileNotFoundError:
-            return  # no log: the last connection closed, checkpointed and synced it
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        with self._write_lock:
+            if self._closed:
+                raise QueueError(f"the queue {self.path} is closed (agentbot is stopping)")
+            if self._sync_failed is None:
+                if self._wal is None:
+                    self._wal = _open_if_there(Path(f"{self.path}-wal"))
+                try:
+                    if self._wal is not None:  # none: nothing committed in WAL mode yet
+                        os.fsync(self._wal)
+                    return
+                except OSError as exc:
+                    self._sync_failed = str(exc)
+        raise QueueError(
+            f"could not sync the queue {self.path} ({self._sync_failed}): commits since the"
+            " last sync may not be on disk"
+        )
 
     def _store(self, rows: Sequence[tuple[Delivery, bytes]], sync: bool) -> list[bool]:
         """Insert the deliveries in one transaction (one fsync for all when `sync`); the new
@@ -231,11 +247,18 @@ class SqliteQueue(QueueBase):
                 fresh.append(cur.rowcount == 1)
             new = [row for row, is_new in zip(rows, fresh, strict=True) if is_new]
             if new:
-                refs = self.payloads.append([body for _, body in new])
+                end = "SELECT coalesce(max(at + size), 0) FROM payload_refs"
+                refs = self.payloads.append(
+                    [body for _, body in new], lambda: int(conn.execute(end).fetchone()[0])
+                )
                 conn.executemany(
                     "INSERT INTO payload_refs VALUES (?, ?, ?, ?)",
                     [(d.delivery_id, *ref) for (d, _), ref in zip(new, refs, strict=True)],
                 )
+        if sync and not any(fresh):
+            # Nothing new, so nothing was synced: the deliveries may have come unsynced
+            # (serve's spool, replayed after a crash, is removed once this returns).
+            self.sync()
         return fresh
 
     def _payload(self, conn: sqlite3.Connection, delivery_id: str) -> bytes | None:
@@ -272,8 +295,8 @@ class SqliteQueue(QueueBase):
 
     def _unreadable(self) -> str:
         return (
-            f"its payload is missing or damaged in {self.payloads.path}: restore that file"
-            " from the same backup as the queue, or have GitHub redeliver the delivery"
+            f"its payload is cut off or damaged in {self.payloads.path}: restore that file"
+            " from the backup the queue came from, or trigger the job again on GitHub"
         )
 
     def heartbeat(self, job_id: str, worker_id: str, lease_seconds: float) -> bool:
@@ -452,4 +475,15 @@ class SqliteQueue(QueueBase):
                 conn.close()
             self._conns.clear()
             self.payloads.close()
+            if self._wal is not None:
+                os.close(self._wal)
+                self._wal = None
         self._local = threading.local()
+
+
+def _open_if_there(path: Path) -> int | None:
+    """A read-only descriptor of `path`, or None if there is no such file."""
+    try:
+        return os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
