@@ -2,6 +2,12 @@
 the signature), same uvicorn settings, same clients, payload and machine, alternating. Run:
 
     .venv/bin/python -m bench.webhook_load [--duration 30] [--clients 16] [--workers 2] [--runs 3]
+        [--baseline PATH]
+
+`--baseline PATH` (a checkout of an earlier agentbot, e.g. `git worktree add /tmp/old HEAD~3`)
+runs that version's serve in each run as well, before or after this one in turn, and prints
+the median of serve/baseline: a change's effect measured side by side, which this host's
+noise (the floor itself moves by a third between runs) hides when runs are compared.
 
 Prints, per run and as medians over `--runs`, throughput, p50/p99 latency, errors, lost
 deliveries (answered 2xx but not in the queue afterwards), the server's CPU per request
@@ -221,25 +227,26 @@ def lost(db: Path, acked: list[str]) -> int:
     return len(acked) - found
 
 
-def one_run(args: argparse.Namespace) -> tuple[Stats, Stats, int]:
-    """Floor then serve, on fresh ports and a fresh queue: (floor, serve, lost)."""
+def phase(args: argparse.Namespace, root: Path | None) -> tuple[Stats, int]:
+    """serve from the checkout `root` (None: the floor) on a fresh port and a fresh queue:
+    (stats, lost)."""
     tmp = Path(tempfile.mkdtemp(prefix="agentbot-bench-"))
     db = tmp / "queue.db"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "AGENTBOT_"))}
     env.update(
-        PYTHONPATH=str(ROOT),
+        PYTHONPATH=str(root or ROOT),
         GITHUB_WEBHOOK_SECRET=SECRET,
         AGENTBOT_QUEUE=f"sqlite:///{db}",
         AGENTBOT_DATA_DIR=str(tmp / "data"),
     )
     try:
         port = free_port()
-        floor = run_phase([sys.executable, "-c", FLOOR, str(port), SECRET], env, port, args)
-        port = free_port()
+        if root is None:
+            return run_phase([sys.executable, "-c", FLOOR, str(port), SECRET], env, port, args), 0
         serve_cmd = [sys.executable, "-c", "from bot.cli import main; main()", "serve"]
         serve_cmd += ["--port", str(port), "--workers", str(args.workers)]
-        serve = run_phase(serve_cmd, env, port, args)
-        return floor, serve, lost(db, serve.acked)
+        stats = run_phase(serve_cmd, env, port, args)
+        return stats, lost(db, stats.acked)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -252,28 +259,41 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=16, help="concurrent connections")
     parser.add_argument("--workers", type=int, default=2, help="serve's embedded workers")
     parser.add_argument("--runs", type=int, default=3, help="floor+serve pairs (medians)")
+    parser.add_argument("--baseline", type=Path, help="an earlier checkout's serve, side by side")
     args = parser.parse_args()
+    if args.baseline is not None and not (args.baseline / "bot" / "cli").is_dir():
+        parser.error(f"--baseline: {args.baseline} is not a checkout of agentbot")
 
     print(f"clients={args.clients} duration={args.duration:.0f}s workers={args.workers}")
-    head = f"{'':10}{'req/s':>8}{'p50 ms':>8}{'p99 ms':>8}{'errors':>7}{'lost':>5}"
+    head = f"{'':12}{'req/s':>8}{'p50 ms':>8}{'p99 ms':>8}{'errors':>7}{'lost':>5}"
     print(f"{head}{'cpu ms/req':>11}{'client cpu':>11}{'ratio':>7}")
-    ratios, p50s, p99s, p99_ratios, total_lost = [], [], [], [], 0
+    ratios, p50s, p99s, p99_ratios, total_lost, versus = [], [], [], [], 0, []
     for run in range(1, args.runs + 1):
-        floor, serve, missing = one_run(args)
-        ratio = serve.throughput / floor.throughput if floor.throughput else 0.0
-        ratios.append(ratio)
+        floor, _ = phase(args, None)
+        rows = [(f"floor #{run}", floor, "-", "")]
+        order = [ROOT] if args.baseline is None else [ROOT, args.baseline]
+        if run % 2 == 0:
+            order.reverse()  # each goes first in every other run
+        phases = {root: phase(args, root) for root in order}
+        for root, (stats, missing) in phases.items():
+            ratio = stats.throughput / floor.throughput if floor.throughput else 0.0
+            total_lost += missing
+            name = "serve" if root == ROOT else "baseline"
+            rows.append((f"{name} #{run}", stats, str(missing), f"{ratio:.2f}"))
+        serve, _ = phases[ROOT]
+        ratios.append(serve.throughput / floor.throughput if floor.throughput else 0.0)
         p50s.append(serve.pct(0.5))
         p99s.append(serve.pct(0.99))
         p99_ratios.append(serve.pct(0.99) / floor.pct(0.99))
-        total_lost += missing
-        for name, s, gone, r in (
-            (f"floor #{run}", floor, "-", ""),
-            (f"serve #{run}", serve, str(missing), f"{ratio:.2f}"),
-        ):
-            line = f"{name:10}{s.throughput:>8.0f}{s.pct(0.5):>8.1f}{s.pct(0.99):>8.1f}"
+        if args.baseline is not None:
+            versus.append(serve.throughput / (phases[args.baseline][0].throughput or 1.0))
+        for name, s, gone, r in rows:
+            line = f"{name:12}{s.throughput:>8.0f}{s.pct(0.5):>8.1f}{s.pct(0.99):>8.1f}"
             line += f"{s.errors:>7}{gone:>5}{s.cpu_ms_per_request:>11.2f}"
             print(f"{line}{s.client_busy:>10.0%}{r:>8}", flush=True)
     med = statistics.median
+    if versus:
+        print(f"median serve/baseline throughput: {med(versus):.3f}x")
     print(f"median serve/floor throughput: {med(ratios):.2f}x (target >= 0.80)")
     print(f"median serve/floor p99: {med(p99_ratios):.2f}x (target <= 2.0)")
     print(f"median serve p50 {med(p50s):.1f} ms, p99 {med(p99s):.1f} ms")
