@@ -58,7 +58,13 @@ def test_fix_dry_run_posts_nothing_and_prints_the_pr(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["fix", "octo/calc"], "expected OWNER/REPO#NUMBER"),
+        # `..` would become a path of another API endpoint; numbers are GitHub's 32-bit ones
+        (["fix", "../r#1"], "expected OWNER/REPO#NUMBER"),
+        (["fix", "o/..#1"], "expected OWNER/REPO#NUMBER"),
+        (["fix", "o/r#0"], "expected OWNER/REPO#NUMBER"),
+        (["fix", "o/r#99999999999999999999999"], "expected OWNER/REPO#NUMBER"),
         (["refuel", "not a repo"], "expected OWNER/REPO"),
+        (["refuel", "../x"], "expected OWNER/REPO"),
         (["implement", "missing/tasks.md"], "no such file"),
     ],
 )

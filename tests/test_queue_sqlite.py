@@ -108,16 +108,66 @@ def test_a_missing_payload_file_is_named_and_nothing_is_buried_or_written_over(
     q = SqliteQueue(tmp_path / "q.db")
     with pytest.raises(QueueError, match=r"q\.db\.payloads is missing"):
         q.claim("w", 60)
-    with pytest.raises(QueueError, match=r"holds 0 bytes but the queue's rows point up to"):
-        q.enqueue("b", "issues", b'{"n": 2}')
+    for refused in (lambda: q.enqueue("b", "issues", b'{"n": 2}'), q.ping, q.check_payloads):
+        with pytest.raises(QueueError, match=r"q\.db\.payloads is missing: restore it"):
+            refused()
+    assert not file.exists()  # not made anew for a delivery to land where old rows point
     job = q.get("a")
     assert job is not None and job.state is JobState.QUEUED and q.get("b") is None
+    q.close()
+    file.write_bytes(saved[:3])
+    q = SqliteQueue(tmp_path / "q.db")
+    with pytest.raises(QueueError, match=r"holds 3 bytes but the queue's rows point up to byte 8"):
+        q.check_payloads()
     q.close()
     file.write_bytes(saved)  # restored: everything is there again
     q = SqliteQueue(tmp_path / "q.db")
     assert q.enqueue("b", "issues", b'{"n": 2}')
     claimed = [q.claim("w", 60), q.claim("w", 60)]
     assert [j.payload for j in claimed if j is not None] == [b'{"n": 1}', b'{"n": 2}']
+    q.close()
+
+
+def test_a_payload_file_cut_short_or_moved_while_open_is_never_written_over(
+    tmp_path: Path,
+) -> None:
+    q = SqliteQueue(tmp_path / "q.db")
+    q.enqueue("a", "issues", b'{"n": 1}')
+    q.enqueue("b", "issues", b'{"n": 2}')
+    file = tmp_path / "q.db.payloads"
+    saved = file.read_bytes()
+    os.truncate(file, 8)  # while the queue holds it open
+    with pytest.raises(QueueError, match="holds 8 bytes but the queue's rows point up to byte 16"):
+        q.enqueue("c", "issues", b'{"n": 3}')
+    (tmp_path / "restored").write_bytes(saved)
+    os.replace(tmp_path / "restored", file)  # put back by a rename: a new file, same name
+    assert q.enqueue("c", "issues", b'{"n": 3}')
+    claimed = [q.claim("w", 60) for _ in range(3)]
+    assert [j.payload for j in claimed if j] == [b'{"n": 1}', b'{"n": 2}', b'{"n": 3}']
+    q.close()
+
+
+@pytest.mark.parametrize("where", ["a link to a file", "a link to nowhere", "a folder"])
+def test_a_payload_file_that_is_not_a_regular_file_is_refused_never_followed(
+    tmp_path: Path, where: str
+) -> None:
+    outside = tmp_path / "passwd"
+    outside.write_text("root:x:0:0\n")
+    file = tmp_path / "q.db.payloads"
+    if where == "a link to a file":
+        file.symlink_to(outside)
+    elif where == "a link to nowhere":
+        file.symlink_to(tmp_path / "gone")
+    else:
+        file.mkdir()
+    q = SqliteQueue(tmp_path / "q.db")
+    with pytest.raises(QueueError, match=r"q\.db\.payloads is not a regular file"):
+        q.enqueue("a", "issues", b'{"n": 1}')
+    for check in (q.ping, q.check_payloads):
+        with pytest.raises(QueueError, match="not a regular file"):
+            check()
+    assert q.get("a") is None and outside.read_text() == "root:x:0:0\n"
+    assert not (tmp_path / "gone").exists()
     q.close()
 
 

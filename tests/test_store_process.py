@@ -322,6 +322,16 @@ def test_a_queue_the_store_process_cannot_open_is_named_at_start(tmp_path: Path)
     assert store.proc is None and store.sock is None
 
 
+def test_a_payload_file_the_queue_cannot_use_stops_the_store_process_at_start(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "q.db.payloads").symlink_to("/etc/passwd")
+    store = StoreProcess(f"sqlite:///{tmp_path / 'q.db'}")
+    with pytest.raises(QueueError, match=r"could not open the queue.*q\.db\.payloads is not a"):
+        store.start()
+    assert store.proc is None and store.sock is None
+
+
 def test_a_webhooks_folder_in_the_working_directory_does_not_replace_the_child(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

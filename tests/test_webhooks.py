@@ -327,6 +327,9 @@ def test_healthz_metrics_and_job_json(client: TestClient, queue: SqliteQueue) ->
     got = client.get("/jobs/p-1").json()
     assert got["id"] == "p-1" and got["state"] == "running" and got["log"] == ["a log line"]
     assert client.get("/jobs/nope").status_code == 404
+    queue.payloads.path.unlink()  # the payload file lost: not healthy, and it says which
+    health = client.get("/healthz")
+    assert health.status_code == 503 and "q.db.payloads is missing" in health.json()["error"]
 
 
 def test_each_app_has_its_own_registry(queue: SqliteQueue) -> None:

@@ -9,6 +9,7 @@ are the receiver's to handle, so a stopping `serve` can still store what is in f
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import signal
@@ -44,6 +45,7 @@ def opened_store(queue: JobQueue) -> SpooledStore | DirectStore:
     """A SQLite queue gets a spool (after replaying any a dead process left), others not."""
     if not isinstance(queue, SqliteQueue):
         return DirectStore(queue)
+    queue.check_payloads()  # a missing or foreign payload file stops serve at its start
     recover(queue, queue.path)
     return SpooledStore(queue, Spool(spool_path(queue.path)))
 
@@ -76,10 +78,11 @@ def main(argv: list[str]) -> int:
     try:
         store = opened_store(open_queue(url.decode()))
     except (AgentbotError, OSError) as exc:
-        sock.sendall(encode_error(str(exc)))
+        with contextlib.suppress(OSError):  # the receiver may be gone already
+            sock.sendall(encode_error(str(exc)))
         return 1
-    sock.sendall(frame(OK))
     try:
+        sock.sendall(frame(OK))
         serve_batches(sock, store, shared)
     except (ConnectionError, OSError):
         pass  # the receiver is gone: nothing is waiting for an answer

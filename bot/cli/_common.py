@@ -28,7 +28,15 @@ from bot.sandbox import Sandbox, SandboxPolicy, SandboxStatus
 from bot.secrets import redact, register_environment, without_credentials
 from bot.wiring import dress, github_client, job_env, missing_credentials
 
-_REF = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#(?P<number>\d+)$")
+_REPO = r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+"
+_REF = re.compile(rf"^(?P<repo>{_REPO})#(?P<number>\d{{1,10}})$")
+_MAX_NUMBER = 2**31 - 1
+"""GitHub's issue and pull request numbers are 32-bit."""
+
+
+def _repo_ok(repo: str) -> bool:
+    # `.` and `..` match the pattern but would become paths of other API endpoints.
+    return re.fullmatch(_REPO, repo) is not None and not set(repo.split("/")) & {".", ".."}
 
 
 def usage_error(message: str) -> typer.Exit:
@@ -40,14 +48,14 @@ def usage_error(message: str) -> typer.Exit:
 def parse_issue_ref(ref: str) -> tuple[str, int]:
     """`OWNER/REPO#N` -> (repo, N); a clear usage error otherwise."""
     found = _REF.match(ref.strip())
-    if not found:
+    if not found or not _repo_ok(found["repo"]) or not 1 <= int(found["number"]) <= _MAX_NUMBER:
         raise usage_error(f"expected OWNER/REPO#NUMBER (e.g. octo/app#7), got {ref!r}")
     return found["repo"], int(found["number"])
 
 
 def check_repo_name(repo: str) -> str:
     """`OWNER/REPO` or a usage error."""
-    if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo):
+    if not _repo_ok(repo):
         raise usage_error(f"expected OWNER/REPO (e.g. octo/app), got {repo!r}")
     return repo
 

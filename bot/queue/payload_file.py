@@ -12,14 +12,18 @@ Appends from several processes (serve's store process, a CLI, a second serve) ta
 `flock` on the file while they write; reads are `pread`s and take no lock. Only an append
 creates the file, and only if no row points into it yet: a queue whose payload file is
 missing or shorter than its rows say (restored from another backup, moved without it) is
-refused with the file's name rather than written over. A payload whose bytes fail their
-CRC is reported as damaged, never read as another one.
+refused with the file's name rather than written over. The file must be a regular file:
+a symbolic link there is refused, never followed (a link to another file would have
+deliveries appended to it). A payload whose bytes fail their CRC is reported as damaged,
+never read as another one.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
+import stat
 import threading
 import zlib
 from collections.abc import Callable, Sequence
@@ -35,6 +39,8 @@ class PayloadFile:
         self.path = queue_file.with_name(queue_file.name + ".payloads")
         self._fd: int | None = None
         self._checked = False
+        self._end = 0
+        """Where this process last saw the file end: it only grows, unless cut short."""
         self._lock = threading.RLock()
 
     def append(
@@ -42,21 +48,28 @@ class PayloadFile:
     ) -> list[tuple[int, int, int]]:
         """Write `bodies` one after another and wait until the disk holds them: their
         (offset, size, CRC-32). `rows_end` is where the queue's rows say the file ends
-        (asked once per process, before the first append)."""
+        (asked before the first append to this file)."""
         data = b"".join(bodies)
         with self._lock:
-            fd = self._opened(create=True)
+            self._forget_if_moved()
             if not self._checked:
-                self._check_holds(fd, rows_end())
+                end = rows_end()
+                self.check(end)
+                self._checked, self._end = True, end
+            fd = self._opened(create=True)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 try:
                     at = os.lseek(fd, 0, os.SEEK_END)
+                    if at < self._end:  # cut short while open: appending would overlap rows
+                        self._checked = False
+                        raise QueueError(self._short(at, self._end))
                     try:
                         _write_all(fd, data, at)
                     except OSError:
                         os.ftruncate(fd, at)  # no half payload for the next append to follow
                         raise
+                    self._end = at + len(data)
                 finally:
                     fcntl.flock(fd, fcntl.LOCK_UN)
                 getattr(os, "fdatasync", os.fsync)(fd)
@@ -86,34 +99,54 @@ class PayloadFile:
             if self._fd is not None:
                 os.close(self._fd)
                 self._fd = None
-                self._checked = False
+            self._checked = False
 
-    def _check_holds(self, fd: int, rows_end: int) -> None:
-        size = os.fstat(fd).st_size
-        if size < rows_end:
+    def check(self, rows_end: int) -> None:
+        """Raise QueueError unless payloads may be read and appended: a regular file at
+        least `rows_end` bytes long, or no file while no row points into one."""
+        try:
+            info = os.lstat(self.path)
+        except FileNotFoundError:
+            if rows_end:
+                raise QueueError(self._missing()) from None
+            return
+        except OSError as exc:
+            raise QueueError(f"cannot read the payload file {self.path}: {exc}") from exc
+        if not stat.S_ISREG(info.st_mode):
             raise QueueError(
-                f"the payload file {self.path} holds {size} bytes but the queue's rows point"
-                f" up to byte {rows_end}: restore it from the backup the queue came from"
-                " (copied after the queue), or move the queue aside to start a new one"
+                f"the payload file {self.path} is not a regular file (a link, a folder):"
+                " put the queue's own payload file there, or move the queue aside"
             )
-        self._checked = True
+        if info.st_size < rows_end:
+            raise QueueError(self._short(info.st_size, rows_end))
+
+    def _short(self, size: int, rows_end: int) -> str:
+        return (
+            f"the payload file {self.path} holds {size} bytes but the queue's rows point up"
+            f" to byte {rows_end}: restore it from the backup the queue came from (copied"
+            " after the queue), or move the queue aside to start a new one"
+        )
+
+    def _missing(self) -> str:
+        return f"the payload file {self.path} is missing: restore it with the queue"
 
     def _opened(self, *, create: bool) -> int:
-        if self._fd is not None:
-            return self._fd
         with self._lock:
-            if self._fd is not None:  # opened by another thread meanwhile
+            self._forget_if_moved()
+            if self._fd is not None:
                 return self._fd
-            flags = os.O_RDWR | os.O_CLOEXEC | (os.O_CREAT if create else 0)
-            created = create and not self.path.exists()
+            flags = os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW | (os.O_CREAT if create else 0)
+            created = create and not os.path.lexists(self.path)
             try:
                 fd = os.open(self.path, flags, 0o600)
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    os.close(fd)
+                    raise OSError(errno.EINVAL, "not a regular file")
             except FileNotFoundError:
-                raise QueueError(
-                    f"the payload file {self.path} is missing: restore it with the queue"
-                ) from None
+                raise QueueError(self._missing()) from None
             except OSError as exc:
-                raise QueueError(f"cannot open the payload file {self.path}: {exc}") from exc
+                why = "a symbolic link" if exc.errno == errno.ELOOP else exc
+                raise QueueError(f"cannot open the payload file {self.path}: {why}") from exc
             if created:
                 # The name must outlive a power cut as the rows pointing into it do.
                 folder = os.open(self.path.parent, os.O_RDONLY | os.O_DIRECTORY)
@@ -123,6 +156,20 @@ class PayloadFile:
                     os.close(folder)
             self._fd = fd
             return fd
+
+    def _forget_if_moved(self) -> None:
+        """Close the file if its name no longer leads to it (moved, replaced, removed since
+        it was opened): the one there now is checked afresh."""
+        if self._fd is None:
+            return
+        try:
+            named, held = os.lstat(self.path), os.fstat(self._fd)
+            if (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino):
+                return
+        except OSError:
+            pass
+        os.close(self._fd)
+        self._fd, self._checked = None, False
 
 
 def _write_all(fd: int, data: bytes, at: int) -> None:

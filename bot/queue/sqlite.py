@@ -459,11 +459,17 @@ class SqliteQueue(QueueBase):
         return out
 
     def ping(self) -> None:
-        """Raise QueueError if the file cannot be read."""
+        """Raise QueueError if the queue, or its payload file, cannot be read."""
         try:
-            self._conn().execute("SELECT 1 FROM jobs LIMIT 1").fetchall()
+            has_refs = bool(self._conn().execute("SELECT 1 FROM payload_refs LIMIT 1").fetchall())
         except sqlite3.Error as exc:
             raise QueueError(f"queue {self.path} is unreadable: {exc}") from exc
+        self.payloads.check(1 if has_refs else 0)  # not its full length: a scan of the rows
+
+    def check_payloads(self) -> None:
+        """Raise QueueError unless the payload file holds what the rows point at (at start)."""
+        end = self._read("SELECT coalesce(max(at + size), 0) FROM payload_refs")[0][0]
+        self.payloads.check(int(end))
 
     def close(self) -> None:
         """Close every connection this queue opened, once no write is in flight."""
