@@ -80,6 +80,10 @@ def test_bad_input_exits_2_with_a_message(tmp_path: Path, args: list[str], messa
         (["phase", "4"], "cannot select `phase 4`: not in this tasks.md: phase 4"),
         (["T001,T009"], "not in this tasks.md: T009"),
         (["everything"], "cannot read 'everything' as a task selection; use T010-T015"),
+        # empty would read as "all tasks"; phase 0 and below are no phase
+        ([""], "an empty SELECTION or --task selects nothing"),
+        (["--task", " "], "an empty SELECTION or --task selects nothing"),
+        (["--phase", "0"], "--phase"),
     ],
 )
 def test_a_bad_task_selection_exits_2_naming_it(

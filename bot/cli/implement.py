@@ -30,7 +30,8 @@ def implement(
         str | None, typer.Option(help="Only this task (e.g. T012); same as the SELECTION T012.")
     ] = None,
     phase: Annotated[
-        int | None, typer.Option(help="Only this phase number's tasks; same as `phase N`.")
+        int | None,
+        typer.Option(min=1, help="Only this phase number's tasks; same as `phase N`."),
     ] = None,
     pr: Annotated[int | None, typer.Option(min=1, help="Update this pull request's body.")] = None,
     github_repo: GitHubRepoOption = None,
@@ -53,7 +54,11 @@ def implement(
         raise usage_error(f"{tasks_md}:{line}: not UTF-8 text ({exc.reason})") from None
     except TaskParseError as exc:
         raise usage_error(f"{tasks_md}:{exc.line_number or 0}: {exc}") from exc
-    chosen = " ".join([*(selection or []), task or "", f"phase {phase}" if phase else ""]).strip()
+    given = [*(selection or []), *([task] if task is not None else [])]
+    if any(not part.strip() for part in given):
+        # An empty selection would read as "all tasks": the opposite of what was meant.
+        raise usage_error("an empty SELECTION or --task selects nothing: name tasks, or omit it")
+    chosen = " ".join([*given, f"phase {phase}" if phase else ""]).strip()
     try:
         select(plan, parse_selection(chosen))
     except TaskParseError as exc:

@@ -103,6 +103,8 @@ def run(
         int,
         typer.Option(
             envvar="AGENTBOT_NEUTRAL_EXIT_CODE",
+            min=0,
+            max=255,
             help="Exit code for 'nothing to do' (78; action.yml sets 0: Actions has no neutral).",
         ),
     ] = EXIT_NEUTRAL,
