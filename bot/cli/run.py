@@ -110,8 +110,7 @@ def run(
     ] = EXIT_NEUTRAL,
 ) -> None:
     """Decide on the Actions event and run its job in the checkout; exit 0, 1 or 78."""
-    # What the agent wrote reaches this log (a finish summary in an error): a line of it
-    # starting with `::` would be a workflow command, so commands are off while it runs.
+    # The agent's text reaches this log; a line starting `::` would be a workflow command.
     token = _stop_workflow_commands()
     try:
         payload = _payload(event_path)
