@@ -38,9 +38,9 @@ class PayloadFile:
     def __init__(self, queue_file: Path) -> None:
         self.path = queue_file.with_name(queue_file.name + ".payloads")
         self._fd: int | None = None
-        self._checked = False
-        self._end = 0
-        """Where this process last saw the file end: it only grows, unless cut short."""
+        self._end: int | None = None
+        """Where this process last saw the file end (None: not checked since it was opened):
+        it only grows, unless cut short."""
         self._lock = threading.RLock()
 
     def append(
@@ -52,18 +52,17 @@ class PayloadFile:
         data = b"".join(bodies)
         with self._lock:
             self._forget_if_moved()
-            if not self._checked:
-                end = rows_end()
-                self.check(end)
-                self._checked, self._end = True, end
+            if self._end is None:
+                self.check(end := rows_end())
+                self._end = end
             fd = self._opened(create=True)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 try:
                     at = os.lseek(fd, 0, os.SEEK_END)
                     if at < self._end:  # cut short while open: appending would overlap rows
-                        self._checked = False
-                        raise QueueError(self._short(at, self._end))
+                        seen, self._end = self._end, None
+                        raise QueueError(self._short(at, seen))
                     try:
                         _write_all(fd, data, at)
                     except OSError:
@@ -88,7 +87,10 @@ class PayloadFile:
         pass, so the job stays queued instead of ending.
         """
         try:
-            data = os.pread(self._opened(create=False), size, at)
+            with self._lock:
+                self._forget_if_moved()
+                fd = self._opened(create=False)
+            data = os.pread(fd, size, at)
         except OSError as exc:
             raise QueueError(f"cannot read the payload file {self.path}: {exc}") from exc
         return data if len(data) == size and zlib.crc32(data) == crc else None
@@ -99,7 +101,7 @@ class PayloadFile:
             if self._fd is not None:
                 os.close(self._fd)
                 self._fd = None
-            self._checked = False
+            self._end = None
 
     def check(self, rows_end: int) -> None:
         """Raise QueueError unless payloads may be read and appended: a regular file at
@@ -132,7 +134,6 @@ class PayloadFile:
 
     def _opened(self, *, create: bool) -> int:
         with self._lock:
-            self._forget_if_moved()
             if self._fd is not None:
                 return self._fd
             flags = os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW | (os.O_CREAT if create else 0)
@@ -169,7 +170,7 @@ class PayloadFile:
         except OSError:
             pass
         os.close(self._fd)
-        self._fd, self._checked = None, False
+        self._fd, self._end = None, None
 
 
 def _write_all(fd: int, data: bytes, at: int) -> None:

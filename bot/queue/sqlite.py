@@ -66,6 +66,9 @@ CREATE INDEX IF NOT EXISTS job_logs_job ON job_logs (job_id, id);
 CREATE TABLE IF NOT EXISTS running_keys (key TEXT PRIMARY KEY, job_id TEXT NOT NULL);
 """
 
+# Where the payload file ends, by the rows pointing into it.
+_PAYLOADS_END = "SELECT coalesce(max(at + size), 0) FROM payload_refs"
+
 # The oldest due job; each branch is an index lookup on `state`, not a scan of done jobs.
 _CLAIM = """
 UPDATE jobs SET state = 'running', worker_id = :worker, attempts = attempts + 1,
@@ -247,9 +250,9 @@ class SqliteQueue(QueueBase):
                 fresh.append(cur.rowcount == 1)
             new = [row for row, is_new in zip(rows, fresh, strict=True) if is_new]
             if new:
-                end = "SELECT coalesce(max(at + size), 0) FROM payload_refs"
                 refs = self.payloads.append(
-                    [body for _, body in new], lambda: int(conn.execute(end).fetchone()[0])
+                    [body for _, body in new],
+                    lambda: int(conn.execute(_PAYLOADS_END).fetchone()[0]),
                 )
                 conn.executemany(
                     "INSERT INTO payload_refs VALUES (?, ?, ?, ?)",
@@ -468,8 +471,7 @@ class SqliteQueue(QueueBase):
 
     def check_payloads(self) -> None:
         """Raise QueueError unless the payload file holds what the rows point at (at start)."""
-        end = self._read("SELECT coalesce(max(at + size), 0) FROM payload_refs")[0][0]
-        self.payloads.check(int(end))
+        self.payloads.check(int(self._read(_PAYLOADS_END)[0][0]))
 
     def close(self) -> None:
         """Close every connection this queue opened, once no write is in flight."""
