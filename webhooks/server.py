@@ -30,6 +30,8 @@ from typing import Any, ClassVar
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from webhooks.coalesced import CoalescedTransport
+
 log = logging.getLogger("agentbot.webhooks")
 
 RESERVED_DESCRIPTORS = 64
@@ -82,7 +84,7 @@ class GuardedH11Protocol(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         """Start the header deadline; make room if the cap is reached."""
-        super().connection_made(transport)
+        super().connection_made(CoalescedTransport(transport, self.loop))
         self._enter("headers", self.limits.header_timeout)
         if len(self.connections) > self.cap:
             self._make_room()
