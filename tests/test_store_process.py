@@ -395,3 +395,28 @@ def test_a_child_that_dies_while_idle_is_replaced_at_once(
     started, environ = asyncio.run(scenario())
     assert started == 2
     assert b"not-for-the-child" not in environ and b"GITHUB_WEBHOOK_SECRET" not in environ
+
+
+def test_a_batch_cancelled_before_its_answer_costs_the_child_not_the_next_batch(
+    tmp_path: Path,
+) -> None:
+    """The cancelled batch's answer would be read as the next one's: the child goes, the
+    next batch gets a new child, and the cancelled batch (it was spooled) is a duplicate."""
+    store = StoreProcess(f"sqlite:///{tmp_path / 'q.db'}")
+    store.start()
+
+    async def scenario() -> tuple[list[Verdict], int]:
+        task = asyncio.create_task(store.store_many([item(1)]))
+        await asyncio.sleep(0)  # the batch is on its way
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        try:
+            return await store.store_many([item(2), item(1)]), store.started
+        finally:
+            await store.close()
+
+    verdicts, started = asyncio.run(scenario())
+    assert started == 2
+    assert verdicts[0] is True and verdicts[1] in (True, False)
+    assert store.proc is None and store.sock is None and store.channel is None

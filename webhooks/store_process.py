@@ -20,7 +20,7 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from bot.errors import QueueError
 from webhooks.payload_check import Incoming, Verdict
@@ -59,6 +59,8 @@ class StoreProcess:
         self.shared: mmap.mmap | None = None
         self.started = 0
         """How many store processes were started (a restart after a crash counts)."""
+        self.channel: _Channel | None = None
+        """The socket in the loop's hands, once a batch was sent to this child."""
         self._lock = asyncio.Lock()
         self._closing = False
         self._restart: asyncio.Task[None] | None = None
@@ -101,16 +103,14 @@ class StoreProcess:
     async def store_many(self, items: Sequence[Incoming]) -> list[Verdict]:
         """Check and commit the batch in the child (`payload_check.store_checked`)."""
         async with self._lock:
-            loop = asyncio.get_running_loop()
-            if self.sock is None:
-                await asyncio.to_thread(self.start)
-            sock = self.sock
-            assert sock is not None
-            loop.remove_reader(sock.fileno())
+            if self.channel is None:
+                if self.sock is None:
+                    await asyncio.to_thread(self.start)
+                await self._connect()
+            channel = self.channel
+            assert channel is not None
             try:
-                await loop.sock_sendall(sock, encode_batch(items, self.shared))
-                head = await _read(loop, sock, 4)
-                reply = await _read(loop, sock, frame_length(head))
+                reply = await channel.ask(encode_batch(items, self.shared))
             except (OSError, EOFError):
                 code = self._discard()
                 raise QueueError(
@@ -122,7 +122,6 @@ class StoreProcess:
                 # socket would be this batch's, so the child goes (its spool is replayed).
                 self._discard()
                 raise
-            self._watch(loop, sock)
         if reply[:1] != OK:
             raise QueueError(f"the store process could not store the batch: {reply[1:].decode()}")
         if len(reply) != len(items) + 1:
@@ -132,17 +131,22 @@ class StoreProcess:
         except ValueError as exc:
             raise QueueError(f"the store process answered nonsense: {exc}") from None
 
-    def _watch(self, loop: asyncio.AbstractEventLoop, sock: socket.socket) -> None:
-        """Between batches the child says nothing: a readable socket means it died, and a
-        new child (which first replays the dead one's spool) is started at once."""
+    async def _connect(self) -> None:
+        """Hand the started child's socket to the loop, which reads its answers as they come
+        and hears at once when it dies (a new child, which first replays the dead one's
+        spool, is then started)."""
+        sock = self.sock
+        assert sock is not None
+        loop = asyncio.get_running_loop()
 
         def died() -> None:
-            loop.remove_reader(sock.fileno())
-            if self.sock is sock and not self._closing:
+            if self.channel is channel and not self._closing:
                 self._discard()
                 self._restart = loop.create_task(self._start_again())
 
-        loop.add_reader(sock.fileno(), died)
+        channel = _Channel(died)
+        self.channel = channel
+        await loop.create_unix_connection(lambda: channel, sock=sock)
 
     async def _start_again(self) -> None:
         async with self._lock:
@@ -150,17 +154,21 @@ class StoreProcess:
                 # If it fails, the next batch tries again, and its callers get the 503.
                 with contextlib.suppress(QueueError):
                     await asyncio.to_thread(self.start)
+                    await self._connect()
 
     async def close(self) -> None:
         """Let the child finish and end (killed after STOP_SECONDS)."""
         self._closing = True
         async with self._lock:
-            if self.sock is not None:
-                asyncio.get_running_loop().remove_reader(self.sock.fileno())
+            if self.channel is not None:
+                self.channel.close()  # the child's cue to end; the loop closes the socket
+                self.channel = None
+                self.sock = None
             await asyncio.to_thread(self.stop)
 
     def stop(self) -> None:
-        """Close the socket (the child's cue to end) and reap the child."""
+        """Close the socket (the child's cue to end) and reap the child (after `close`, or
+        once the loop that held the socket is gone)."""
         if self.sock is not None:
             self.sock.close()
             self.sock = None
@@ -176,9 +184,12 @@ class StoreProcess:
     def _discard(self) -> int | None:
         """Forget a broken child: kill it and return its exit code."""
         proc = self.proc
-        if self.sock is not None:
+        if self.channel is not None:
+            self.channel.close(abort=True)  # the loop owns the socket now
+            self.channel = None
+        elif self.sock is not None:
             self.sock.close()
-            self.sock = None
+        self.sock = None
         self.shared = None  # the next child gets memory of its own
         self.proc = None
         if proc is None:
@@ -188,11 +199,70 @@ class StoreProcess:
         return proc.wait()
 
 
-async def _read(loop: asyncio.AbstractEventLoop, sock: socket.socket, size: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < size:
-        chunk = await loop.sock_recv(sock, size - len(buf))
-        if not chunk:
+class _Channel(asyncio.Protocol):
+    """The receiver's end of the socket: one answer awaited at a time. The child closing
+    it, or saying anything unasked, means it is gone."""
+
+    def __init__(self, died: Callable[[], None]) -> None:
+        self.died = died
+        self.transport: asyncio.Transport | None = None
+        self.buffer = bytearray()
+        self.waiter: asyncio.Future[bytes] | None = None
+        self.gone = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """Keep the transport to write batches to."""
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    async def ask(self, batch: bytes) -> bytes:
+        """Send a batch and wait for its answer; EOFError if the child is gone."""
+        if self.gone or self.transport is None:
             raise EOFError
-        buf += chunk
-    return bytes(buf)
+        self.waiter = asyncio.get_running_loop().create_future()
+        self.buffer.clear()
+        self.transport.write(batch)
+        return await self.waiter
+
+    def data_received(self, data: bytes) -> None:
+        """Collect the answer; hand it over once whole."""
+        self.buffer += data
+        if self.waiter is None:
+            self._lost()
+            return
+        if len(self.buffer) >= 4:
+            end = 4 + frame_length(bytes(self.buffer[:4]))
+            if len(self.buffer) >= end:
+                reply = bytes(self.buffer[4:end])
+                del self.buffer[:end]
+                waiter, self.waiter = self.waiter, None
+                if not waiter.done():
+                    waiter.set_result(reply)
+
+    def eof_received(self) -> bool:
+        """The child closed its end: it is gone."""
+        self._lost()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """The socket is closed."""
+        self._lost()
+
+    def close(self, abort: bool = False) -> None:
+        """Close the socket (at once, with anything unsent dropped, if `abort`)."""
+        self.gone = True
+        if self.transport is not None:
+            if abort:
+                self.transport.abort()
+            else:
+                self.transport.close()
+
+    def _lost(self) -> None:
+        if self.gone:
+            return
+        self.gone = True
+        waiter, self.waiter = self.waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(EOFError())
+        else:
+            self.died()
