@@ -28,3 +28,36 @@ def test_run_names_a_github_repository_that_is_not_owner_slash_repo(
         GITHUB_REPOSITORY=value,
     )
     _one_clear_line(proc, "GITHUB_REPOSITORY must be OWNER/REPO", repr(value))
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+@pytest.mark.parametrize(
+    ("command", "option", "span"),
+    [
+        (("serve",), "--lease-seconds", "from 0.1 to 86400"),
+        (("serve",), "--poll-seconds", "from 0.01 to 3600"),
+        (("serve",), "--header-timeout", "from 0.1 to 3600"),
+        (("serve",), "--body-timeout", "from 0.1 to 3600"),
+        (("worker",), "--lease-seconds", "from 0.1 to 86400"),
+        (("worker",), "--poll-seconds", "from 0.01 to 3600"),
+        (("refuel", "octo/app"), "--max-usd", "0.01 or more"),
+    ],
+)
+def test_a_float_option_refuses_what_is_not_a_finite_number(
+    tmp_path: Path, command: tuple[str, ...], option: str, span: str, value: str
+) -> None:
+    proc = run(tmp_path, *command, f"{option}={value}")
+    _one_clear_line(proc, f"{option} {value}", "finite", span)
+    assert not (tmp_path / "data").exists()  # refused before anything starts
+
+
+def test_a_float_from_a_variable_is_named_by_the_variable(tmp_path: Path) -> None:
+    proc = run(tmp_path, "serve", AGENTBOT_HEADER_TIMEOUT="nan")
+    _one_clear_line(proc, "AGENTBOT_HEADER_TIMEOUT nan", "--header-timeout", "0.1 to 3600")
+
+
+def test_a_finite_float_out_of_range_is_named_with_the_range(tmp_path: Path) -> None:
+    proc = run(tmp_path, "serve", "--poll-seconds", "0")
+    _one_clear_line(proc, "--poll-seconds 0", "from 0.01 to 3600")
+    proc = run(tmp_path, "refuel", "octo/app", "--max-usd", "0")
+    _one_clear_line(proc, "--max-usd 0", "0.01 or more")

@@ -24,6 +24,7 @@ import typer
 from pydantic import SecretStr
 
 from bot.cli.app import app
+from bot.cli.options import finite_float
 from bot.config import Settings, load_settings
 from bot.db_url import safe_url
 from bot.deadline import job_timeout
@@ -180,7 +181,16 @@ def _check_listen(host: str, port: int) -> None:
         raise typer.Exit(2) from None
 
 
-LEASE_HELP = "Seconds a claimed job stays held without a heartbeat (renewed every third)."
+LEASE_SECONDS = finite_float(
+    300.0,
+    low=0.1,
+    high=86400,
+    unit="seconds",
+    help="Seconds a claimed job stays held without a heartbeat (renewed every third).",
+)
+POLL_SECONDS = finite_float(
+    1.0, low=0.01, high=3600, unit="seconds", help="Idle workers poll this often."
+)
 
 
 @app.command()
@@ -188,21 +198,21 @@ def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
     port: int = typer.Option(8080, min=1, max=65535, help="Port to listen on."),
     workers: int = typer.Option(2, min=0, help="Embedded worker threads (0: receive only)."),
-    lease_seconds: float = typer.Option(300.0, min=0.1, max=86400, help=LEASE_HELP),
-    poll_seconds: float = typer.Option(
-        1.0, min=0.01, max=3600, help="Idle workers poll this often."
-    ),
-    header_timeout: float = typer.Option(
+    lease_seconds: float = LEASE_SECONDS,
+    poll_seconds: float = POLL_SECONDS,
+    header_timeout: float = finite_float(
         5.0,
-        min=0.1,
-        max=3600,
+        low=0.1,
+        high=3600,
+        unit="seconds",
         envvar="AGENTBOT_HEADER_TIMEOUT",
         help="Seconds to send request headers.",
     ),
-    body_timeout: float = typer.Option(
+    body_timeout: float = finite_float(
         10.0,
-        min=0.1,
-        max=3600,
+        low=0.1,
+        high=3600,
+        unit="seconds",
         envvar="AGENTBOT_BODY_TIMEOUT",
         help="Seconds to send a request body.",
     ),
@@ -332,10 +342,8 @@ def run_server(
 @app.command()
 def worker(
     concurrency: int = typer.Option(2, min=1, help="Worker threads in this process."),
-    lease_seconds: float = typer.Option(300.0, min=0.1, max=86400, help=LEASE_HELP),
-    poll_seconds: float = typer.Option(
-        1.0, min=0.01, max=3600, help="Idle workers poll this often."
-    ),
+    lease_seconds: float = LEASE_SECONDS,
+    poll_seconds: float = POLL_SECONDS,
 ) -> None:
     """Run workers only, on the configured queue (scale out: many on one PostgreSQL queue)."""
     job_timeout()  # a bad value stops the workers here, not each of their jobs
