@@ -61,3 +61,9 @@ def test_a_finite_float_out_of_range_is_named_with_the_range(tmp_path: Path) -> 
     _one_clear_line(proc, "--poll-seconds 0", "from 0.01 to 3600")
     proc = run(tmp_path, "refuel", "octo/app", "--max-usd", "0")
     _one_clear_line(proc, "--max-usd 0", "0.01 or more")
+
+
+def test_implement_refuses_a_tasks_md_without_tasks(tmp_path: Path) -> None:
+    (tmp_path / "tasks.md").write_text("# Tasks\n\nNothing here yet.\n")
+    proc = run(tmp_path, "implement", "tasks.md", "--repo", str(tmp_path))
+    _one_clear_line(proc, "tasks.md: no tasks", "`- [ ] T001 Description`")
