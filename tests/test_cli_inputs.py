@@ -67,3 +67,31 @@ def test_implement_refuses_a_tasks_md_without_tasks(tmp_path: Path) -> None:
     (tmp_path / "tasks.md").write_text("# Tasks\n\nNothing here yet.\n")
     proc = run(tmp_path, "implement", "tasks.md", "--repo", str(tmp_path))
     _one_clear_line(proc, "tasks.md: no tasks", "`- [ ] T001 Description`")
+
+
+@pytest.mark.parametrize(
+    ("command", "option", "hint"),
+    [
+        ("jobs", "--state", "queued, running, done, failed, dead, ignored"),
+        ("stats", "--repo", "OWNER/REPO"),
+        ("usage", "--repo", "OWNER/REPO"),
+    ],
+)
+@pytest.mark.parametrize("value", ["", "  "])
+def test_an_empty_filter_is_refused_not_read_as_all(
+    tmp_path: Path, command: str, option: str, hint: str, value: str
+) -> None:
+    proc = run(tmp_path, command, option, value)
+    _one_clear_line(proc, f"{option} {value!r}", hint, f"leave {option} out")
+    assert proc.stdout == ""  # no listing of everything
+
+
+def test_an_empty_github_repo_is_refused_not_read_as_the_origin(tmp_path: Path) -> None:
+    (tmp_path / "tasks.md").write_text("- [ ] T001 Create a\n")
+    proc = run(tmp_path, "implement", "tasks.md", "--repo", str(tmp_path), "--github-repo", "")
+    _one_clear_line(proc, "--github-repo ''", "OWNER/REPO", "leave --github-repo out")
+
+
+def test_jobs_names_the_state_it_does_not_know(tmp_path: Path) -> None:
+    proc = run(tmp_path, "jobs", "--state", "finished")
+    _one_clear_line(proc, "--state 'finished'", "queued, running, done, failed, dead, ignored")

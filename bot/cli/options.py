@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -10,10 +11,28 @@ import typer
 
 from bot.cli._common import usage_error
 
+REPO_HINT = "OWNER/REPO (e.g. octo/app)"
+"""What a repository option takes, for its messages."""
+
+
+def non_empty(what: str) -> Callable[[typer.CallbackParam, str | None], str | None]:
+    """A text option's check: "" or blanks is refused naming `what` to give (exit 2)."""
+
+    def check(param: typer.CallbackParam, value: str | None) -> str | None:
+        # Read as "not given", an empty value would silently mean all (or the default).
+        if value is None or value.strip():
+            return value
+        flag = param.opts[0] if param.opts else str(param.name)
+        raise usage_error(f"{flag} {value!r}: give {what}, or leave {flag} out")
+
+    return check
+
+
 GitHubRepoOption = Annotated[
     str | None,
     typer.Option(
         "--github-repo",
+        callback=non_empty(REPO_HINT),
         help="OWNER/REPO (default: from the origin remote, which must be on GitHub).",
     ),
 ]
