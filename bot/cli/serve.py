@@ -12,17 +12,15 @@ import contextlib
 import gc
 import logging
 import os
-import secrets
 import signal
 import socket
 import threading
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from pydantic import SecretStr
 
+from bot.cli._app_secrets import jobs_password, webhook_secret
 from bot.cli.app import app
 from bot.cli.options import finite_float
 from bot.config import Settings, load_settings
@@ -42,61 +40,6 @@ if TYPE_CHECKING:
     from webhooks.server import ServerLimits
 
 Handlers = Mapping["JobKind", "Handler"]
-
-SECRET_FILE = "webhook-secret"  # noqa: S105 (a file name, not a secret)
-PASSWORD_FILE = "jobs-password"  # noqa: S105 (a file name, not a secret)
-
-
-def webhook_secret(settings: Settings) -> tuple[str, Path | None, bool]:
-    """(secret, file it lives in or None for the variable, True if just created).
-
-    Without GITHUB_WEBHOOK_SECRET a random secret is created once in
-    AGENTBOT_DATA_DIR/webhook-secret (mode 0600, never overwritten) so `serve` works out of
-    the box; the App's settings page must then be given that value.
-    """
-    return _stored(settings, settings.github_webhook_secret, SECRET_FILE)
-
-
-def jobs_password(settings: Settings) -> tuple[str, Path | None, bool]:
-    """The jobs page's password: AGENTBOT_JOBS_PASSWORD, else one kept in the data dir.
-
-    The page lists every installation's jobs and logs, and repository code run with the
-    network (the setup stage) can reach this port on loopback: it is never open.
-    """
-    return _stored(settings, settings.jobs_password, PASSWORD_FILE)
-
-
-def _stored(
-    settings: Settings, given: SecretStr | None, name: str
-) -> tuple[str, Path | None, bool]:
-    if given is not None and given.get_secret_value():
-        return given.get_secret_value(), None, False
-    path = settings.data_dir / name
-    created = False
-    try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        pass
-    except OSError as exc:
-        raise ConfigError(
-            f"cannot create {path} ({exc.strerror or exc}): name a folder you can write",
-            path="AGENTBOT_DATA_DIR",
-        ) from None
-    else:
-        with os.fdopen(fd, "w") as f:
-            f.write(secrets.token_hex(32) + "\n")
-        created = True
-    try:
-        value = path.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        raise ConfigError(
-            f"cannot read it ({why}): delete it to get a new one", path=str(path)
-        ) from None
-    if not value:
-        raise ConfigError("is empty: delete it to get a new one", path=str(path))
-    return value, path, created
 
 
 def _secrets(settings: Settings, webhook: str) -> list[str]:
