@@ -13,6 +13,9 @@ from bot.errors import ConfigError
 
 SECRET_FILE = "webhook-secret"  # noqa: S105 (a file name, not a secret)
 PASSWORD_FILE = "jobs-password"  # noqa: S105 (a file name, not a secret)
+MIN_SECRET_LENGTH = 16
+"""A webhook secret's fewest characters: anyone who guesses it can post deliveries."""
+_MAKE_ONE = "python -c 'import secrets; print(secrets.token_hex(32))'"
 
 
 def webhook_secret(settings: Settings) -> tuple[str, Path | None, bool]:
@@ -20,9 +23,36 @@ def webhook_secret(settings: Settings) -> tuple[str, Path | None, bool]:
 
     Without GITHUB_WEBHOOK_SECRET a random secret is created once in
     AGENTBOT_DATA_DIR/webhook-secret (mode 0600, never overwritten) so `serve` works out of
-    the box; the App's settings page must then be given that value.
+    the box; the App's settings page must then be given that value. Either one must be
+    MIN_SECRET_LENGTH characters at least (ConfigError naming the variable or the file).
     """
-    return _stored(settings, settings.github_webhook_secret, SECRET_FILE)
+    check_webhook_secret(settings)
+    value, path, created = _stored(settings, settings.github_webhook_secret, SECRET_FILE)
+    if path is not None and len(value) < MIN_SECRET_LENGTH:
+        raise ConfigError(
+            f"holds a webhook secret of {_characters(value)}, too short"
+            f" ({MIN_SECRET_LENGTH} at least): put one made with `{_MAKE_ONE}` in it and in"
+            " the App's webhook settings, or delete it to get a new one",
+            path=str(path),
+        )
+    return value, path, created
+
+
+def check_webhook_secret(settings: Settings) -> None:
+    """ConfigError if GITHUB_WEBHOOK_SECRET is set but too short (no file is read or made)."""
+    given = settings.github_webhook_secret
+    value = given.get_secret_value() if given is not None else ""
+    if value and len(value) < MIN_SECRET_LENGTH:
+        raise ConfigError(
+            f"{_characters(value)} is too short for a webhook secret ({MIN_SECRET_LENGTH} at"
+            f" least): set it to one made with `{_MAKE_ONE}`, in the App's webhook settings"
+            " too",
+            path="GITHUB_WEBHOOK_SECRET",
+        )
+
+
+def _characters(value: str) -> str:
+    return f"{len(value)} character{'' if len(value) == 1 else 's'}"
 
 
 def jobs_password(settings: Settings) -> tuple[str, Path | None, bool]:

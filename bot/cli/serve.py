@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from bot.cli._app_secrets import jobs_password, webhook_secret
+from bot.cli._app_secrets import check_webhook_secret, jobs_password, webhook_secret
 from bot.cli.app import app
 from bot.cli.options import finite_float
 from bot.config import Settings, load_settings
@@ -207,6 +207,7 @@ def run_server(
 
     limits = limits or ServerLimits()
     settings = load_settings()
+    check_webhook_secret(settings)  # as a bad AGENTBOT_QUEUE, a short one stops serve here
     queue = open_queue(settings.queue)  # a bad AGENTBOT_QUEUE stops serve before any file
     secret, path, created = webhook_secret(settings)
     password, password_path, _ = jobs_password(settings)
