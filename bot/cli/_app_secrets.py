@@ -67,27 +67,49 @@ def jobs_password(settings: Settings) -> tuple[str, Path | None, bool]:
 def _stored(
     settings: Settings, given: SecretStr | None, name: str
 ) -> tuple[str, Path | None, bool]:
+    """The variable's value, else the data dir's file `name`, made once when missing.
+
+    A link at that path is read through: an operator may provide the file that way
+    (Kubernetes mounts a secret as a link to the mounted file). It is never written
+    through: the file is made with O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600, so a link planted
+    there cannot make serve, as root perhaps, write a file wherever it points; a link to
+    nothing is named as such (exit 2) rather than followed.
+    """
     if given is not None and given.get_secret_value():
         return given.get_secret_value(), None, False
     path = settings.data_dir / name
     created = False
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     except FileExistsError:
-        pass
+        pass  # the file, or a link: read below
     except OSError as exc:
         raise ConfigError(
             f"cannot create {path} ({exc.strerror or exc}): name a folder you can write",
             path="AGENTBOT_DATA_DIR",
         ) from None
     else:
-        with os.fdopen(fd, "w") as f:
-            f.write(secrets.token_hex(32) + "\n")
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(secrets.token_hex(32) + "\n")
+        except OSError as exc:
+            path.unlink(missing_ok=True)  # a part of a secret would be taken at the next start
+            raise ConfigError(
+                f"cannot write it ({exc.strerror or exc}): check the disk, or name another"
+                " folder with AGENTBOT_DATA_DIR",
+                path=str(path),
+            ) from None
         created = True
     try:
         value = path.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError) as exc:
+        if path.is_symlink() and not path.exists():
+            raise ConfigError(
+                f"is a link to {path.readlink()}, which does not exist: point it at the"
+                " file that holds the secret, or delete the link to get a new one",
+                path=str(path),
+            ) from None
         why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise ConfigError(
             f"cannot read it ({why}): delete it to get a new one", path=str(path)
