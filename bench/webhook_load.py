@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SECRET = "bench-secret"
+SECRET = "bench-webhook-secret-0001"  # serve refuses one under 16 characters
 
 FLOOR = r"""
 import hashlib, hmac, sys

@@ -112,13 +112,17 @@ def test_directory_and_binary_files_exit_2(tmp_path: Path) -> None:
     assert code == EXIT_USAGE and err.startswith(f"{binary}:3: not UTF-8")
 
 
-def test_file_without_tasks_says_so(tmp_path: Path) -> None:
+def test_a_file_without_tasks_exits_2_showing_a_task_line(tmp_path: Path) -> None:
     empty = tmp_path / "tasks.md"
-    empty.write_text("# Tasks\n\nNothing yet.\n", encoding="utf-8")
-    code, out, _ = run(str(empty))
-    assert code == EXIT_OK and "no tasks" in out
-    code, out, _ = run(str(empty), "--json")
-    assert json.loads(out)["tasks"] == []
+    # prose, an empty file, and checkboxes without a task id: none of them holds a task
+    for text in ("# Tasks\n\nNothing yet.\n", "", "## Phase 1\n- [ ] Create the model\n"):
+        empty.write_text(text, encoding="utf-8")
+        for args in ((), ("--json",)):
+            code, out, err = run(str(empty), *args)
+            assert code == EXIT_USAGE and out == "", (text, args, out)
+            assert err.strip() == (
+                f"{empty}: no tasks: a task line looks like `- [ ] T001 Description`"
+            ), err
 
 
 def test_console_script_exit_code_and_stderr(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
@@ -34,7 +34,8 @@ _MAX_NUMBER = 2**31 - 1
 """GitHub's issue and pull request numbers are 32-bit."""
 
 
-def _repo_ok(repo: str) -> bool:
+def repo_ok(repo: str) -> bool:
+    """True for an `OWNER/REPO` GitHub could have made."""
     # `.` and `..` match the pattern but would become paths of other API endpoints.
     return re.fullmatch(_REPO, repo) is not None and not set(repo.split("/")) & {".", ".."}
 
@@ -48,14 +49,14 @@ def usage_error(message: str) -> typer.Exit:
 def parse_issue_ref(ref: str) -> tuple[str, int]:
     """`OWNER/REPO#N` -> (repo, N); a clear usage error otherwise."""
     found = _REF.match(ref.strip())
-    if not found or not _repo_ok(found["repo"]) or not 1 <= int(found["number"]) <= _MAX_NUMBER:
+    if not found or not repo_ok(found["repo"]) or not 1 <= int(found["number"]) <= _MAX_NUMBER:
         raise usage_error(f"expected OWNER/REPO#NUMBER (e.g. octo/app#7), got {ref!r}")
     return found["repo"], int(found["number"])
 
 
 def check_repo_name(repo: str) -> str:
     """`OWNER/REPO` or a usage error."""
-    if not _repo_ok(repo):
+    if not repo_ok(repo):
         raise usage_error(f"expected OWNER/REPO (e.g. octo/app), got {repo!r}")
     return repo
 
@@ -274,16 +275,3 @@ def reading_queue(url: str) -> Iterator[JobQueue]:
         yield queue
     finally:
         queue.close()
-
-
-def check_run_inputs(inputs: Mapping[str, str], config_path: str) -> None:
-    """`agentbot run`'s refuel inputs and config path, named (exit 2) when wrong."""
-    from bot.events.triggers import dispatch_params
-
-    if any(inputs.values()):
-        _, problem = dispatch_params(inputs)
-        if problem:
-            raise usage_error(problem)
-    path = Path(config_path)
-    if not config_path.strip() or path.is_absolute() or ".." in path.parts:
-        raise usage_error(f"--config: {config_path!r} must be a path inside the repository")

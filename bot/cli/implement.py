@@ -12,7 +12,7 @@ from bot.cli.app import app
 from bot.cli.options import CheckoutDryRunOption, CheckoutOption, GitHubRepoOption, JsonOption
 from bot.errors import TaskParseError
 from bot.models import Job, JobKind
-from bot.tasks_md import parse_selection, parse_tasks, select
+from bot.tasks_md import TASK_LINE, parse_selection, parse_tasks, select
 
 
 @app.command()
@@ -54,6 +54,8 @@ def implement(
         raise usage_error(f"{tasks_md}:{line}: not UTF-8 text ({exc.reason})") from None
     except TaskParseError as exc:
         raise usage_error(f"{tasks_md}:{exc.line_number or 0}: {exc}") from exc
+    if not plan.tasks:  # else the job would start, ask GitHub, and find nothing to do
+        raise usage_error(f"{tasks_md}: no tasks: a task line looks like `{TASK_LINE}`")
     given = [*(selection or []), *([task] if task is not None else [])]
     if any(not part.strip() for part in given):
         # An empty selection would read as "all tasks": the opposite of what was meant.

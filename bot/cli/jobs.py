@@ -7,10 +7,13 @@ from datetime import UTC, datetime
 
 import typer
 
-from bot.cli._common import reading_queue
-from bot.cli.app import EXIT_OK, EXIT_USAGE, app
+from bot.cli._common import reading_queue, usage_error
+from bot.cli.app import EXIT_OK, app
+from bot.cli.options import non_empty
 from bot.config import load_settings
 from bot.queue import JobRecord, JobState
+
+_STATES = ", ".join(s.value for s in JobState)
 
 
 def _outcome(job: JobRecord) -> str:
@@ -23,16 +26,16 @@ def _outcome(job: JobRecord) -> str:
 def jobs(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
     limit: int = typer.Option(50, min=1, help="Newest N jobs."),
-    state: str = typer.Option("", help="Only jobs in this state."),
+    state: str | None = typer.Option(
+        None, callback=non_empty(f"one of {_STATES}"), help="Only jobs in this state."
+    ),
 ) -> None:
     """List the jobs in the queue, newest first."""
     settings = load_settings()
     try:
-        wanted = JobState(state) if state else None
+        wanted = JobState(state) if state is not None else None
     except ValueError:
-        states = ", ".join(s.value for s in JobState)
-        typer.echo(f"error: state must be one of {states}", err=True)
-        raise typer.Exit(EXIT_USAGE) from None
+        raise usage_error(f"--state {state!r}: give one of {_STATES}") from None
     # An SQLite file not made yet reads as no jobs; an unusable data dir is named (exit 2).
     with reading_queue(settings.queue) as queue:
         records = queue.list(limit, wanted)

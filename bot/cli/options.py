@@ -1,16 +1,38 @@
-"""Options the job commands share, as typed aliases."""
+"""Options the job commands share, as typed aliases, and the checks options share."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+
+from bot.cli._common import usage_error
+
+REPO_HINT = "OWNER/REPO (e.g. octo/app)"
+"""What a repository option takes, for its messages."""
+
+
+def non_empty(what: str) -> Callable[[typer.CallbackParam, str | None], str | None]:
+    """A text option's check: "" or blanks is refused naming `what` to give (exit 2)."""
+
+    def check(param: typer.CallbackParam, value: str | None) -> str | None:
+        # Read as "not given", an empty value would silently mean all (or the default).
+        if value is None or value.strip():
+            return value
+        flag = param.opts[0] if param.opts else str(param.name)
+        raise usage_error(f"{flag} {value!r}: give {what}, or leave {flag} out")
+
+    return check
+
 
 GitHubRepoOption = Annotated[
     str | None,
     typer.Option(
         "--github-repo",
+        callback=non_empty(REPO_HINT),
         help="OWNER/REPO (default: from the origin remote, which must be on GitHub).",
     ),
 ]
@@ -22,3 +44,37 @@ CheckoutOption = Annotated[
     typer.Option("--repo", exists=True, file_okay=False, help="The checkout (its branch is used)."),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+
+
+def finite_float(
+    default: Any = ...,
+    *decls: str,
+    low: float,
+    high: float | None = None,
+    unit: str,
+    help: str,
+    envvar: str | None = None,
+) -> Any:
+    """A float option refusing nan, inf and numbers outside `low`..`high` (exit 2, naming it)."""
+    span = f"from {low:g} to {high:g}" if high is not None else f"{low:g} or more"
+
+    def check(ctx: typer.Context, param: typer.CallbackParam, value: float | None) -> float | None:
+        # typer's own min/max would read nan as "above the maximum": one check says it all.
+        if value is None or (
+            math.isfinite(value) and low <= value and (high is None or value <= high)
+        ):
+            return value
+        flag = param.opts[0] if param.opts else str(param.name)
+        source = ctx.get_parameter_source(str(param.name))
+        named = f"{flag} {value:g}"
+        if source is not None and source.name == "ENVIRONMENT" and param.envvar:
+            named = f"{param.envvar} {value:g} ({flag})"
+        raise usage_error(f"{named}: give a finite number of {unit}, {span}")
+
+    return typer.Option(
+        default,
+        *decls,
+        callback=check,
+        envvar=envvar,
+        help=f"{help.rstrip('.')}; {span}.",
+    )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Annotated
 
 import typer
@@ -14,6 +13,7 @@ from bot.cli._common import (
     usage_error,
 )
 from bot.cli.app import app
+from bot.cli.options import finite_float
 from bot.models import Job, JobKind
 
 
@@ -24,8 +24,12 @@ def refuel(
     limit: Annotated[int, typer.Option(min=1, help="Most issues to process.")] = 10,
     max_usd: Annotated[
         float | None,
-        typer.Option(
-            "--max-usd", min=0.01, help="Run budget (default: budget.max_usd_per_refuel)."
+        finite_float(
+            ...,
+            "--max-usd",
+            low=0.01,
+            unit="USD",
+            help="Run budget (default: budget.max_usd_per_refuel).",
         ),
     ] = None,
     dry_run: Annotated[
@@ -40,8 +44,6 @@ def refuel(
             f"--label {label!r}: give a label name (e.g. --label agent-fix), or leave --label"
             " out for the repository's labels.fix"
         )
-    if max_usd is not None and not math.isfinite(max_usd):
-        raise usage_error(f"--max-usd {max_usd}: give a finite budget in USD (e.g. --max-usd 20)")
     from bot.workflows.handlers import HANDLERS  # loads only when it runs
 
     run = HANDLERS[JobKind.REFUEL]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import secrets
@@ -13,11 +12,12 @@ from typing import Annotated, Any
 
 import typer
 
-from bot.cli._common import check_run_inputs, cli_settings, open_sandbox, usage_error
+from bot.cli._common import cli_settings, open_sandbox, usage_error
+from bot.cli._run_inputs import check_run_inputs, event_payload
 from bot.cli.app import EXIT_NEUTRAL, app
 from bot.config import LOGIN, REPO_CONFIG_PATH, RepoConfig, Settings
 from bot.errors import ConfigError
-from bot.events import Delivery, Ignore, repo_full_name
+from bot.events import Delivery, Ignore
 from bot.events.triggers import dispatch_params
 from bot.models import Job, JobKind, JobResult, JobStatus
 from bot.outbound.text import TextGuard
@@ -26,24 +26,6 @@ from bot.report import step_summary
 from bot.secrets import redact
 from bot.usecase import UseCase
 from bot.wiring import dress, github_client, job_env, missing_credentials
-
-
-def _payload(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise usage_error(f"cannot read the event payload {path}: {exc.strerror}") from exc
-    except UnicodeDecodeError:
-        raise usage_error(f"{path}: the event payload is not UTF-8 JSON") from None
-    except json.JSONDecodeError as exc:
-        raise usage_error(f"{path}:{exc.lineno}: the event payload is not valid JSON") from exc
-    except RecursionError:
-        raise usage_error(
-            f"{path}: the event payload is nested too deeply to be from GitHub"
-        ) from None
-    if not isinstance(data, dict):
-        raise usage_error(f"{path}: the event payload is not a JSON object")
-    return data
 
 
 def outputs(result: JobResult) -> dict[str, str]:
@@ -113,12 +95,7 @@ def run(
     # The agent's text reaches this log; a line starting `::` would be a workflow command.
     token = _stop_workflow_commands()
     try:
-        payload = _payload(event_path)
-        if "repository" not in payload and os.environ.get("GITHUB_REPOSITORY"):
-            # `schedule` payloads carry no repository; the runner's variable names it.
-            payload["repository"] = {"full_name": os.environ["GITHUB_REPOSITORY"]}
-        if repo_full_name(payload) is None:
-            raise usage_error("the event names no repository and GITHUB_REPOSITORY is not set")
+        payload = event_payload(event_path)
         login = assignee.strip()
         if login and not LOGIN.fullmatch(login):
             raise usage_error(f"assignee: {login!r} is not a GitHub login (letters, digits, -)")

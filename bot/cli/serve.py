@@ -12,18 +12,17 @@ import contextlib
 import gc
 import logging
 import os
-import secrets
 import signal
 import socket
 import threading
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from pydantic import SecretStr
 
+from bot.cli._app_secrets import check_webhook_secret, jobs_password, webhook_secret
 from bot.cli.app import app
+from bot.cli.options import finite_float
 from bot.config import Settings, load_settings
 from bot.db_url import safe_url
 from bot.deadline import job_timeout
@@ -41,61 +40,6 @@ if TYPE_CHECKING:
     from webhooks.server import ServerLimits
 
 Handlers = Mapping["JobKind", "Handler"]
-
-SECRET_FILE = "webhook-secret"  # noqa: S105 (a file name, not a secret)
-PASSWORD_FILE = "jobs-password"  # noqa: S105 (a file name, not a secret)
-
-
-def webhook_secret(settings: Settings) -> tuple[str, Path | None, bool]:
-    """(secret, file it lives in or None for the variable, True if just created).
-
-    Without GITHUB_WEBHOOK_SECRET a random secret is created once in
-    AGENTBOT_DATA_DIR/webhook-secret (mode 0600, never overwritten) so `serve` works out of
-    the box; the App's settings page must then be given that value.
-    """
-    return _stored(settings, settings.github_webhook_secret, SECRET_FILE)
-
-
-def jobs_password(settings: Settings) -> tuple[str, Path | None, bool]:
-    """The jobs page's password: AGENTBOT_JOBS_PASSWORD, else one kept in the data dir.
-
-    The page lists every installation's jobs and logs, and repository code run with the
-    network (the setup stage) can reach this port on loopback: it is never open.
-    """
-    return _stored(settings, settings.jobs_password, PASSWORD_FILE)
-
-
-def _stored(
-    settings: Settings, given: SecretStr | None, name: str
-) -> tuple[str, Path | None, bool]:
-    if given is not None and given.get_secret_value():
-        return given.get_secret_value(), None, False
-    path = settings.data_dir / name
-    created = False
-    try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        pass
-    except OSError as exc:
-        raise ConfigError(
-            f"cannot create {path} ({exc.strerror or exc}): name a folder you can write",
-            path="AGENTBOT_DATA_DIR",
-        ) from None
-    else:
-        with os.fdopen(fd, "w") as f:
-            f.write(secrets.token_hex(32) + "\n")
-        created = True
-    try:
-        value = path.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        raise ConfigError(
-            f"cannot read it ({why}): delete it to get a new one", path=str(path)
-        ) from None
-    if not value:
-        raise ConfigError("is empty: delete it to get a new one", path=str(path))
-    return value, path, created
 
 
 def _secrets(settings: Settings, webhook: str) -> list[str]:
@@ -180,7 +124,16 @@ def _check_listen(host: str, port: int) -> None:
         raise typer.Exit(2) from None
 
 
-LEASE_HELP = "Seconds a claimed job stays held without a heartbeat (renewed every third)."
+LEASE_SECONDS = finite_float(
+    300.0,
+    low=0.1,
+    high=86400,
+    unit="seconds",
+    help="Seconds a claimed job stays held without a heartbeat (renewed every third).",
+)
+POLL_SECONDS = finite_float(
+    1.0, low=0.01, high=3600, unit="seconds", help="Idle workers poll this often."
+)
 
 
 @app.command()
@@ -188,21 +141,21 @@ def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
     port: int = typer.Option(8080, min=1, max=65535, help="Port to listen on."),
     workers: int = typer.Option(2, min=0, help="Embedded worker threads (0: receive only)."),
-    lease_seconds: float = typer.Option(300.0, min=0.1, max=86400, help=LEASE_HELP),
-    poll_seconds: float = typer.Option(
-        1.0, min=0.01, max=3600, help="Idle workers poll this often."
-    ),
-    header_timeout: float = typer.Option(
+    lease_seconds: float = LEASE_SECONDS,
+    poll_seconds: float = POLL_SECONDS,
+    header_timeout: float = finite_float(
         5.0,
-        min=0.1,
-        max=3600,
+        low=0.1,
+        high=3600,
+        unit="seconds",
         envvar="AGENTBOT_HEADER_TIMEOUT",
         help="Seconds to send request headers.",
     ),
-    body_timeout: float = typer.Option(
+    body_timeout: float = finite_float(
         10.0,
-        min=0.1,
-        max=3600,
+        low=0.1,
+        high=3600,
+        unit="seconds",
         envvar="AGENTBOT_BODY_TIMEOUT",
         help="Seconds to send a request body.",
     ),
@@ -254,6 +207,7 @@ def run_server(
 
     limits = limits or ServerLimits()
     settings = load_settings()
+    check_webhook_secret(settings)  # as a bad AGENTBOT_QUEUE, a short one stops serve here
     queue = open_queue(settings.queue)  # a bad AGENTBOT_QUEUE stops serve before any file
     secret, path, created = webhook_secret(settings)
     password, password_path, _ = jobs_password(settings)
@@ -332,10 +286,8 @@ def run_server(
 @app.command()
 def worker(
     concurrency: int = typer.Option(2, min=1, help="Worker threads in this process."),
-    lease_seconds: float = typer.Option(300.0, min=0.1, max=86400, help=LEASE_HELP),
-    poll_seconds: float = typer.Option(
-        1.0, min=0.01, max=3600, help="Idle workers poll this often."
-    ),
+    lease_seconds: float = LEASE_SECONDS,
+    poll_seconds: float = POLL_SECONDS,
 ) -> None:
     """Run workers only, on the configured queue (scale out: many on one PostgreSQL queue)."""
     job_timeout()  # a bad value stops the workers here, not each of their jobs

@@ -8,6 +8,7 @@ import typer
 
 from bot.cli._common import check_repo_name, reading_queue
 from bot.cli.app import app
+from bot.cli.options import REPO_HINT, non_empty
 from bot.config import Settings, load_settings
 from bot.queue import JobQueue, open_queue
 
@@ -35,7 +36,9 @@ def backfill(settings: Settings, queue: JobQueue, repos: list[str]) -> int:
 
 @app.command()
 def stats(
-    repo: str = typer.Option("", help="Only this repository (owner/name)."),
+    repo: str | None = typer.Option(
+        None, callback=non_empty(REPO_HINT), help="Only this repository (owner/name)."
+    ),
     do_backfill: bool = typer.Option(
         False, "--backfill", help="First read agentbot's pull requests through the API."
     ),

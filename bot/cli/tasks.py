@@ -13,7 +13,7 @@ from rich.text import Text
 
 from bot.cli.app import EXIT_OK, EXIT_USAGE, app
 from bot.errors import TaskParseError
-from bot.tasks_md import Phase, Task, TaskPlan, parse_tasks
+from bot.tasks_md import TASK_LINE, Phase, Task, TaskPlan, parse_tasks
 
 
 def _fail(message: str) -> typer.Exit:
@@ -119,10 +119,10 @@ def tasks_command(
         line = exc.line_number
         message = exc.message.removeprefix(f"line {line}: ")
         raise _fail(f"{tasks_md}:{line}: {message}" if line else f"{tasks_md}: {message}") from None
+    if not plan.tasks:  # a file with no task is the wrong file, or not written yet
+        raise _fail(f"{tasks_md}: no tasks: a task line looks like `{TASK_LINE}`")
     if as_json:
         typer.echo(_plan_json(tasks_md, plan))
-    elif not plan.tasks:
-        typer.echo(f"{tasks_md}: no tasks (task lines look like `- [ ] T001 Description`)")
     else:
         _print_plan(Console(highlight=False), tasks_md, plan)
     raise typer.Exit(EXIT_OK)

@@ -8,6 +8,7 @@ import typer
 
 from bot.cli._common import check_repo_name, reading_queue
 from bot.cli.app import app
+from bot.cli.options import REPO_HINT, non_empty
 from bot.clock import SystemClock
 from bot.config import load_settings
 from bot.stats.caps import period_start
@@ -16,7 +17,11 @@ from bot.stats.usage import usage_rows, usage_text
 
 @app.command()
 def usage(
-    repo: str = typer.Option("", help="Only this repository (owner/name) and the installation."),
+    repo: str | None = typer.Option(
+        None,
+        callback=non_empty(REPO_HINT),
+        help="Only this repository (owner/name) and the installation.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
     """Show spend in the current UTC day and month against every cap (the App's queue)."""

@@ -24,11 +24,12 @@ Rules beyond DESIGN §9, decided here:
   user's selection (`select`, `batches(only=...)`) raises TaskParseError without a line.
 """
 
-from bot.tasks_md.parser import parse_tasks, tick
+from bot.tasks_md.parser import TASK_LINE, parse_tasks, tick
 from bot.tasks_md.plan import Phase, Task, TaskPlan
 from bot.tasks_md.selection import Selection, blockers, parse_selection, select
 
 __all__ = [
+    "TASK_LINE",
     "Phase",
     "Selection",
     "Task",

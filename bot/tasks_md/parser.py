@@ -9,7 +9,10 @@ from dataclasses import dataclass, field
 from bot.errors import TaskParseError
 from bot.tasks_md.plan import Phase, Task, TaskPlan
 
-__all__ = ["parse_tasks", "tick"]
+__all__ = ["TASK_LINE", "parse_tasks", "tick"]
+
+TASK_LINE = "- [ ] T001 Description"
+"""What a Spec Kit task line looks like, for messages about a file that holds none."""
 
 _ID = r"T\d{3,}[a-z]?"
 _TASKLIKE = re.compile(r"^([ \t]*)[-*+][ \t]+\[([^\[\]]*)\][ \t]*T\d")
