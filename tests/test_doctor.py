@@ -140,3 +140,22 @@ def test_a_repo_named_with_repo_that_is_no_checkout_fails(tmp_path: Path) -> Non
     proc = doctor(tmp_path, {}, "--repo", str(plain))
     assert lines(proc)["repo config"] == "FAIL", proc.stdout
     assert "not a git checkout" in proc.stdout
+
+
+def test_a_queue_not_made_yet_passes_and_is_not_created(tmp_path: Path) -> None:
+    db = tmp_path / "nowhere" / "q.db"
+    proc = doctor(tmp_path, {"AGENTBOT_QUEUE": f"sqlite:///{db}"})
+    [line] = [x for x in proc.stdout.splitlines() if "queue:" in x]
+    assert line == f"ok    queue: there is no queue at {db} yet: `agentbot serve` creates it"
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_queue_serve_could_not_create_fails(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("")
+    db = tmp_path / "a-file" / "sub" / "q.db"
+    proc = doctor(tmp_path, {"AGENTBOT_QUEUE": f"sqlite:///{db}"})
+    [line] = [x for x in proc.stdout.splitlines() if "queue:" in x]
+    assert line == (
+        f"FAIL  queue: there is no queue at {db}, and `agentbot serve` could not create it:"
+        f" {tmp_path / 'a-file'} is not a folder"
+    )

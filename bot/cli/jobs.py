@@ -33,7 +33,7 @@ def jobs(
         states = ", ".join(s.value for s in JobState)
         typer.echo(f"error: state must be one of {states}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
-    # An SQLite file not made yet reads as no jobs; an unusable data dir is named (exit 2).
+    # Only read: a queue that is not there is named (exit 2), not made.
     with reading_queue(settings.queue) as queue:
         records = queue.list(limit, wanted)
     if len(records) == limit:  # there may be more: say so rather than look like all of them

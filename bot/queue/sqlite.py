@@ -107,10 +107,14 @@ class SqliteQueue(QueueBase):
         clock: Clock | None = None,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         busy_timeout: float = 30.0,
+        create: bool = True,
     ) -> None:
         if sqlite3.sqlite_version_info < (3, 35, 0):
             raise QueueError(f"SQLite >= 3.35 is needed (found {sqlite3.sqlite_version})")
         self.path = Path(path)
+        # Every connection opens the file that is there (mode=rw): one made anew, empty,
+        # would read as a queue without jobs (a file removed, a command that only reads).
+        self._uri = self.path.absolute().as_uri() + "?mode=rw"
         self.clock: Clock = clock or SystemClock()
         self.max_attempts = max_attempts
         self._busy_timeout = busy_timeout
@@ -120,12 +124,18 @@ class SqliteQueue(QueueBase):
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
         self.payloads = PayloadFile(self.path)
+        if not create and not self.path.exists():
+            raise ConfigError(
+                f"there is no queue at {self.path}: `agentbot serve` (or `agentbot worker`)"
+                " creates it; if it should be there, check AGENTBOT_QUEUE and AGENTBOT_DATA_DIR"
+            )
         # The queue holds every delivery's payload: only its owner may read it (SQLite gives
         # the -wal and -shm files the database's mode).
         try:
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            if not self.path.exists():
-                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
+            if create:
+                self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                if not self.path.exists():
+                    os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
         except OSError as exc:
             raise ConfigError(
                 f"cannot create the queue {self.path} ({exc.strerror or exc}): set"
@@ -167,7 +177,7 @@ class SqliteQueue(QueueBase):
         if conn is None:
             try:
                 conn = sqlite3.connect(
-                    self.path, isolation_level=None, check_same_thread=False, timeout=0
+                    self._uri, isolation_level=None, check_same_thread=False, timeout=0, uri=True
                 )
                 conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
                 conn.execute("PRAGMA synchronous = NORMAL")
