@@ -91,6 +91,7 @@ def check_queue(settings: Settings) -> Check:
     from bot.cli._common import missing_sqlite_file
     from bot.db_url import safe_url, url_password, without_password
     from bot.queue import open_queue
+    from bot.queue.sqlite import SqliteQueue
 
     missing = missing_sqlite_file(settings.queue)
     if missing is not None:
@@ -100,6 +101,8 @@ def check_queue(settings: Settings) -> Check:
         queue = open_queue(settings.queue, create=False)
         try:
             queue.ping()
+            if isinstance(queue, SqliteQueue):  # serve and the workers must write it too
+                queue.check_writable()
         finally:
             queue.close()
     except AgentbotError as exc:
