@@ -1,11 +1,13 @@
-"""Logging setup: JSON lines or rich text, the job id on every line, secrets redacted."""
+"""Logging setup: JSON lines or rich text, job ids, secrets redacted, repeats held back."""
 
 from __future__ import annotations
 
 import contextvars
 import json
 import logging
-from collections.abc import Iterable
+import threading
+import time
+from collections.abc import Callable, Iterable
 
 from bot.secrets import redact, register
 
@@ -68,3 +70,53 @@ def setup_logging(
     # Every REST and LLM call would be an INFO line; our own lines say what matters.
     for noisy in ("httpx", "httpcore", "httpx2", "anthropic", "openai", "uvicorn.access"):
         logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
+
+
+class OncePerSecond(logging.Filter):
+    """Let a repeated line through once a second, with how many were left out."""
+
+    # Its traceback only the first time: a failure that keeps coming is one line a second.
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self.clock = clock
+        self.seen: dict[tuple[str, str, str], tuple[float, int]] = {}
+        self._lock = threading.Lock()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """False for a repeat within a second of the last line like it."""
+        error = record.exc_info[1] if record.exc_info else None
+        # Lines alike by their text before the arguments, and by the kind of error they carry.
+        key = (record.name, str(record.msg).split("\n", 1)[0], type(error).__name__)
+        with self._lock:
+            now = self.clock()
+            again = key in self.seen
+            last, dropped = self.seen.get(key, (float("-inf"), 0))
+            if now - last < 1.0:
+                self.seen[key] = (last, dropped + 1)
+                return False
+            if len(self.seen) >= 1000:  # lines with ever-new text must not grow this for ever
+                self.seen.clear()
+            self.seen[key] = (now, 0)
+        if again:  # its traceback was logged the first time
+            record.exc_info, record.exc_text, record.stack_info = None, None, None
+        if dropped:
+            record.msg = f"{record.msg} ({dropped} more like it in the last {now - last:.0f} s)"
+        return True
+
+    def log(
+        self,
+        logger: logging.Logger,
+        level: int,
+        msg: str,
+        *args: object,
+        error: BaseException | None = None,
+    ) -> None:
+        """Log one line, with `error`'s traceback, through this filter alone."""
+        # Not installed on `logger`: its other lines (a job's, say) are never held back.
+        if not logger.isEnabledFor(level):
+            return
+        exc_info = (type(error), error, error.__traceback__) if error is not None else None
+        record = logger.makeRecord(logger.name, level, "", 0, msg, args, exc_info)
+        if self.filter(record):
+            logger.handle(record)

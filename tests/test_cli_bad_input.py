@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
 import subprocess
 from pathlib import Path
@@ -9,7 +11,8 @@ from pathlib import Path
 import pytest
 import typer
 
-from tests.test_cli_errors import run
+from bot.queue.sqlite import SqliteQueue
+from tests.test_cli_errors import AGENTBOT, run
 
 
 def _free_port() -> str:
@@ -320,3 +323,77 @@ def test_a_ghes_api_url_alone_is_enough_to_know_the_server(
     assert github_servers(load_settings()) == ["https://github.com"]
     monkeypatch.setenv("GITHUB_API_URL", "https://ghe.example.com/api/v3")
     assert github_servers(load_settings()) == ["https://github.com", "https://ghe.example.com"]
+
+
+# Root writes whatever the modes say: drop every capability (a service user has none).
+UNPRIVILEGED = (
+    ["setpriv", "--bounding-set", "-all", "--inh-caps", "-all"] if os.geteuid() == 0 else []
+)
+
+
+@pytest.mark.skipif(
+    bool(UNPRIVILEGED) and shutil.which("setpriv") is None,
+    reason="running as root and util-linux's setpriv is missing",
+)
+@pytest.mark.parametrize(
+    ("locked", "command"),
+    [
+        ("file", ("serve", "--port")),
+        ("file", ("worker",)),
+        ("folder", ("serve", "--port")),
+        ("folder", ("worker",)),
+        ("folder", ("jobs",)),
+        ("payload file", ("worker",)),
+    ],
+)
+def test_a_queue_that_is_not_writable_is_named_with_what_to_do(
+    tmp_path: Path, locked: str, command: tuple[str, ...]
+) -> None:
+    folder = tmp_path / "queue"
+    db = folder / "q.db"
+    queue = SqliteQueue(db)
+    queue.enqueue("d-1", "ping", b"{}")
+    queue.close()
+    modes = {"file": (db, 0o444), "folder": (folder, 0o555)}
+    path, mode = modes.get(locked, (folder / "q.db.payloads", 0o444))
+    path.chmod(mode)
+    args = [*command, _free_port()] if command[-1] == "--port" else list(command)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTBOT_", "GITHUB_"))}
+    env.update(
+        HOME=str(tmp_path / "home"),
+        AGENTBOT_DATA_DIR=str(tmp_path / "data"),
+        AGENTBOT_QUEUE=f"sqlite:///{db}",
+    )
+    proc = subprocess.run(
+        [*UNPRIVILEGED, AGENTBOT, *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    _one_clear_line(proc, f"the queue {db} is not writable by uid {os.geteuid()}", "AGENTBOT_QUEUE")
+    assert "give that user write access" in proc.stderr, proc.stderr
+
+
+@pytest.mark.skipif(
+    bool(UNPRIVILEGED) and shutil.which("setpriv") is None,
+    reason="running as root and util-linux's setpriv is missing",
+)
+def test_a_read_only_queue_file_still_lists_its_jobs(tmp_path: Path) -> None:
+    db = tmp_path / "q.db"
+    queue = SqliteQueue(db)
+    queue.enqueue("d-1", "ping", b"{}")
+    queue.close()
+    db.chmod(0o444)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTBOT_", "GITHUB_"))}
+    env.update(HOME=str(tmp_path / "home"), AGENTBOT_QUEUE=f"sqlite:///{db}")
+    proc = subprocess.run(
+        [*UNPRIVILEGED, AGENTBOT, "jobs", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert '"id": "d-1"' in proc.stdout

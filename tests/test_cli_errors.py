@@ -13,6 +13,7 @@ import pytest
 
 from bot.config import RepoConfig
 from bot.errors import ConfigError
+from bot.queue.sqlite import SqliteQueue
 
 AGENTBOT = str(Path(sys.executable).with_name("agentbot"))
 
@@ -160,7 +161,10 @@ def test_the_data_dir_and_queue_are_private_to_their_owner(tmp_path: Path) -> No
     run(tmp_path, "doctor")
     data = tmp_path / "data"
     assert stat.S_IMODE(data.stat().st_mode) == 0o700
-    assert stat.S_IMODE((data / "agentbot.db").stat().st_mode) == 0o600
+    assert not (data / "agentbot.db").exists()  # doctor only reads a queue; serve makes it
+    SqliteQueue(tmp_path / "new" / "agentbot.db").close()
+    assert stat.S_IMODE((tmp_path / "new").stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / "new" / "agentbot.db").stat().st_mode) == 0o600
 
 
 @pytest.mark.parametrize("command", [("serve",), ("worker",)])

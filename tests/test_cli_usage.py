@@ -87,12 +87,31 @@ def test_a_bad_installation_cap_is_one_line_naming_it(
     assert len(lines) == 1 and name in lines[0] and "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize("command", ["usage", "stats"])
-def test_a_command_that_only_reads_creates_no_queue(tmp_path: Path, command: str) -> None:
+@pytest.mark.parametrize(
+    ("command", "where"),
+    [
+        ("usage", "data dir"),
+        ("stats", "data dir"),
+        ("jobs", "data dir"),
+        ("jobs", "queue in a missing folder"),
+        ("stats", "queue in a missing folder"),
+    ],
+)
+def test_a_command_that_only_reads_names_a_missing_queue_and_creates_nothing(
+    tmp_path: Path, command: str, where: str
+) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTBOT_", "GITHUB_"))}
     env.update(HOME=str(tmp_path / "home"), AGENTBOT_DATA_DIR=str(tmp_path / "data"))
+    db = tmp_path / "data" / "agentbot.db"
+    if where != "data dir":
+        db = tmp_path / "nowhere" / "sub" / "q.db"
+        env["AGENTBOT_QUEUE"] = f"sqlite:///{db}"
     proc = subprocess.run(
         [*CLI, command], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
     )
-    assert proc.returncode == 0, proc.stderr
-    assert not list(tmp_path.rglob("*.db")), list(tmp_path.rglob("*"))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    [line] = proc.stderr.splitlines()
+    assert line.startswith(f"error: there is no queue at {db}: `agentbot serve`"), line
+    assert "AGENTBOT_QUEUE" in line and "AGENTBOT_DATA_DIR" in line, line
+    assert proc.stdout == ""
+    assert sorted(tmp_path.iterdir()) == [], list(tmp_path.rglob("*"))

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
+from bot.queue.sqlite import SqliteQueue
 from tests.fakes.github import FakeGitHub
+from tests.test_cli_bad_input import UNPRIVILEGED
 from tests.test_cli_run import AGENTBOT
 from tests.test_defaults import clean_env, closed_port
 
@@ -140,3 +143,43 @@ def test_a_repo_named_with_repo_that_is_no_checkout_fails(tmp_path: Path) -> Non
     proc = doctor(tmp_path, {}, "--repo", str(plain))
     assert lines(proc)["repo config"] == "FAIL", proc.stdout
     assert "not a git checkout" in proc.stdout
+
+
+def test_a_queue_not_made_yet_passes_and_is_not_created(tmp_path: Path) -> None:
+    db = tmp_path / "nowhere" / "q.db"
+    proc = doctor(tmp_path, {"AGENTBOT_QUEUE": f"sqlite:///{db}"})
+    [line] = [x for x in proc.stdout.splitlines() if "queue:" in x]
+    assert line == f"ok    queue: there is no queue at {db} yet: `agentbot serve` creates it"
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_queue_serve_could_not_create_fails(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("")
+    db = tmp_path / "a-file" / "sub" / "q.db"
+    proc = doctor(tmp_path, {"AGENTBOT_QUEUE": f"sqlite:///{db}"})
+    [line] = [x for x in proc.stdout.splitlines() if "queue:" in x]
+    assert line == (
+        f"FAIL  queue: there is no queue at {db}, and `agentbot serve` could not create it:"
+        f" {tmp_path / 'a-file'} is not a folder"
+    )
+
+
+@pytest.mark.skipif(
+    bool(UNPRIVILEGED) and shutil.which("setpriv") is None,
+    reason="running as root and util-linux's setpriv is missing",
+)
+def test_a_queue_that_only_reads_fails_naming_what_to_do(tmp_path: Path) -> None:
+    db = tmp_path / "q.db"
+    SqliteQueue(db).close()
+    db.chmod(0o444)
+    proc = subprocess.run(
+        [*UNPRIVILEGED, AGENTBOT, "doctor"],
+        cwd=tmp_path,
+        env=clean_env(tmp_path, AGENTBOT_QUEUE=f"sqlite:///{db}"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    [line] = [x for x in proc.stdout.splitlines() if "queue:" in x]
+    assert line.startswith(f"FAIL  queue: the queue {db} is not writable by uid"), line
+    assert proc.returncode == 1

@@ -14,6 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from bot.clock import FakeClock
+from bot.logs import OncePerSecond
 from bot.queue import JobState, QueuedJob
 from bot.queue.sqlite import SqliteQueue
 from bot.worker import WorkerDeps, WorkerPool, process_delivery
@@ -23,7 +24,6 @@ from tests.test_defaults import clean_env
 from tests.test_webhooks import SECRET, headers
 from tests.test_worker import REPO, commented, labeled
 from webhooks.app import create_app
-from webhooks.server import OncePerSecond
 
 
 @pytest.fixture

@@ -37,6 +37,39 @@ def test_queue_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         assert info.value.path == "AGENTBOT_QUEUE"
 
 
+def test_opening_only_an_existing_queue_creates_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "missing" / "q.db"
+    with pytest.raises(ConfigError, match=rf"there is no queue at {db}: `agentbot serve`"):
+        open_queue(f"sqlite:///{db}", create=False)
+    assert list(tmp_path.iterdir()) == []
+    SqliteQueue(tmp_path / "q.db").close()
+    made = sorted(tmp_path.iterdir())
+    existing = open_queue(f"sqlite:///{tmp_path / 'q.db'}", create=False)
+    assert existing.list(10) == []
+    existing.close()
+    assert sorted(tmp_path.iterdir()) == made
+
+
+def test_a_queue_file_removed_while_open_is_not_made_anew(tmp_path: Path) -> None:
+    q = SqliteQueue(tmp_path / "q.db")
+    q.enqueue("d-1", "ping", b"{}")
+    for name in ("q.db", "q.db-wal", "q.db-shm"):
+        (tmp_path / name).unlink(missing_ok=True)
+    seen: list[BaseException] = []
+
+    def other_thread() -> None:  # a new connection: it must not make an empty queue there
+        try:
+            q.list(10)
+        except QueueError as exc:
+            seen.append(exc)
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    thread.join()
+    q.close()
+    assert seen and not (tmp_path / "q.db").exists()
+
+
 def test_wal_and_payloads_in_their_own_file(tmp_path: Path) -> None:
     q = SqliteQueue(tmp_path / "q.db")
     q.enqueue("d-1", "issues", b'{"a": 1}')

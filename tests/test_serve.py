@@ -25,6 +25,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bot.cli import load_app
+from bot.errors import ConfigError
 from bot.queue import JobState
 from bot.queue.sqlite import SqliteQueue
 from tests.fakes.github import FakeGitHub
@@ -370,10 +371,13 @@ def test_jobs_command_table_and_json(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("AGENTBOT_QUEUE", f"sqlite:///{db}")
     runner = CliRunner()
     app = load_app()
-    empty = runner.invoke(app, ["jobs"])
-    assert empty.exit_code == 0 and "no jobs" in empty.output
+    missing = runner.invoke(app, ["jobs"])
+    assert isinstance(missing.exception, ConfigError) and f"no queue at {db}" in str(
+        missing.exception
+    )
     assert not db.exists()  # listing does not create the queue
     q = SqliteQueue(db)
+    assert "no jobs" in runner.invoke(app, ["jobs"]).output
     q.enqueue("d-1", "issues", b"{}", repo="o/r")
     q.enqueue("d-2", "ping", b"{}")
     q.claim("w", 30)

@@ -420,3 +420,35 @@ def test_a_batch_cancelled_before_its_answer_costs_the_child_not_the_next_batch(
     assert started == 2
     assert verdicts[0] is True and verdicts[1] in (True, False)
     assert store.proc is None and store.sock is None and store.channel is None
+
+
+def test_a_failure_that_keeps_coming_is_one_json_line_each_its_traceback_once(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "q.db"
+    store = StoreProcess(f"sqlite:///{db}")
+    store.start()
+    in_the_way = tmp_path / "q.db.payloads"
+    in_the_way.mkdir()  # every commit of the mover fails until it goes
+
+    async def scenario() -> list[str]:
+        assert await store.store_many([item(1)]) == [True]  # in the spool: acknowledged
+        said: list[str] = []
+        for _ in range(150):  # the mover tries again each second: three tries
+            await asyncio.sleep(0.1)
+            said += [line for line in capfd.readouterr().err.splitlines() if line]
+            if len(said) >= 3:
+                break
+        in_the_way.rmdir()
+        await store.close()
+        return said
+
+    said = asyncio.run(scenario())
+    lines = [json.loads(line) for line in said]  # JSON lines like serve's: no bare traceback
+    assert len(lines) >= 3, said
+    assert all(line["msg"].startswith("could not move 1 spooled deliveries") for line in lines)
+    assert "not a regular file" in lines[1]["msg"]
+    assert "Traceback" in lines[0]["exc"] and not any("exc" in line for line in lines[1:])
+    queue = SqliteQueue(db)  # stopped while refused: the spool keeps it for the next start
+    assert recover(queue, db) == 1 and [r.id for r in queue.list()] == ["d-1"]
+    queue.close()

@@ -389,3 +389,39 @@ def test_concurrent_deliveries_share_commits(queue: SqliteQueue) -> None:
     assert sum(not r.json()["duplicate"] for r in answers) == 40
     assert len(queue.list(limit=100)) == 40
     assert app.state.commits.batches < 60
+
+
+ODD_IDS = ["a/b", "/lead", "trail/", "a//b", "a/../b", "q?x=1", "frag#1", "100%", "%2F", "sp ace"]
+
+
+def test_every_delivery_id_the_receiver_takes_has_its_job_page(
+    live: int, queue: SqliteQueue
+) -> None:
+    """The page's link to each job answers with that job, over a real server."""
+    import html
+    import re
+
+    import httpx
+
+    base = f"http://127.0.0.1:{live}"
+    body = b'{"zen": "x"}'
+    for job_id in ODD_IDS:
+        h = headers(body, event="ping", delivery=job_id)
+        assert httpx.post(f"{base}/webhook", content=body, headers=h).status_code == 202, job_id
+    page = httpx.get(f"{base}/").text
+    links = dict(
+        (html.unescape(i), html.unescape(link))
+        for i, link in re.findall(r'data-job-id="([^"]*)"><td><a href="([^"]*)"', page)
+    )
+    assert set(links) == set(ODD_IDS)
+    for job_id, link in links.items():
+        got = httpx.get(base + link)
+        assert got.status_code == 200 and got.json()["id"] == job_id, (job_id, link, got.text)
+
+
+@pytest.mark.parametrize("job_id", [".", ".."])
+def test_a_delivery_id_no_url_can_reach_is_refused(client: TestClient, job_id: str) -> None:
+    """Clients and proxies drop `.` and `..` path segments (`%2E` too): no link finds them."""
+    body = b'{"zen": "x"}'
+    got = client.post("/webhook", content=body, headers=headers(body, delivery=job_id))
+    assert got.status_code == 400 and "X-GitHub-Delivery" in got.json()["error"]

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from bot.clock import FakeClock
-from bot.errors import ConfigError, GitHubError
+from bot.errors import ConfigError, GitHubError, QueueError
 from bot.events import Ignore
 from bot.logs import job_id_var
 from bot.models import Job, JobKind, JobResult, JobStatus, Usage
@@ -485,3 +485,42 @@ def test_job_log_lines_flush_by_age(queue: SqliteQueue) -> None:
     rec = queue.get("d-1")
     assert rec is not None and len(rec.log) == 1 and rec.log[0].endswith("[d-1] now")
     assert handler.take("d-1") == []
+
+
+@pytest.mark.parametrize(
+    ("error", "line"),
+    [
+        (RuntimeError("boom"), "worker w crashed outside a job: RuntimeError: boom"),
+        (QueueError("the queue q.db is not writable"), "queue error in worker w: the queue q.db"),
+    ],
+)
+def test_a_failure_outside_jobs_is_one_line_a_second_its_traceback_once(
+    queue: SqliteQueue,
+    clock: FakeClock,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    error: Exception,
+    line: str,
+) -> None:
+    stop = threading.Event()
+    claims: list[str] = []
+
+    def broken(worker_id: str, lease_seconds: float) -> QueuedJob | None:
+        claims.append(worker_id)
+        if len(claims) == 20:
+            stop.set()
+        raise error
+
+    monkeypatch.setattr(queue, "claim", broken)
+    worker = Worker(queue, process=lambda job: None, worker_id="w", clock=clock, poll_seconds=0.25)
+    with caplog.at_level(logging.ERROR, logger="agentbot.worker"):
+        worker.run(stop)
+    said = [r for r in caplog.records if r.name == "agentbot.worker"]
+    assert len(claims) == 20 and clock.monotonic() == 19 * 0.25  # none after the last
+    assert len(said) == 5, [r.getMessage() for r in said]  # 20 failures in 5 s
+    assert all(r.getMessage().startswith(line) for r in said), said[0].getMessage()
+    assert (said[0].exc_info is not None) is isinstance(error, RuntimeError)
+    assert all(r.exc_info is None and not r.exc_text for r in said[1:])
+    assert [r.getMessage().rpartition(" (")[2] for r in said[1:]] == [
+        "3 more like it in the last 1 s)"
+    ] * 4

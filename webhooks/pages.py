@@ -1,4 +1,5 @@
-"""The jobs page (`GET /`) and one job as JSON (`GET /jobs/{id}`), behind a password.
+"""The jobs page (`GET /`) and one job as JSON (`GET /jobs/{id}`, the id URL-encoded),
+behind a password.
 
 `serve` always sets one (AGENTBOT_JOBS_PASSWORD, or a file in the data dir): the page shows
 every installation's jobs and logs, and repository code run with the network (the setup
@@ -61,7 +62,8 @@ def add_pages(
     deliveries refused since start (bad signature…), which never become jobs. With
     `password`, both answer 401 unless HTTP Basic carries it."""
 
-    @app.get("/jobs/{job_id}")
+    # `path`: an id may hold `/` (the page links it as %2F, which arrives decoded).
+    @app.get("/jobs/{job_id:path}")
     async def job_json(job_id: str, request: Request) -> Response:
         """One job, with its log, as JSON."""
         if not allowed(request, password):

@@ -13,7 +13,8 @@ line. Here, with uvicorn's own h11 protocol underneath:
   longest for a request (an idle or slow client), so a real delivery still gets in; if
   every connection is busy with a request, the newcomer is closed instead;
 - repeated lines from uvicorn and asyncio (invalid requests, accept errors, timeouts) are
-  logged at most once a second each, with how many were left out.
+  logged at most once a second each, with how many were left out, and a traceback only
+  the first time (`bot.logs.OncePerSecond`).
 
 The receiver itself caps how many large bodies it buffers at once (webhooks.receiver).
 """
@@ -30,6 +31,7 @@ from typing import Any, ClassVar
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from bot.logs import OncePerSecond
 from webhooks.coalesced import CoalescedTransport
 
 log = logging.getLogger("agentbot.webhooks")
@@ -152,30 +154,6 @@ def guarded_protocol(limits: ServerLimits) -> type[GuardedH11Protocol]:
     """The protocol class uvicorn builds connections from, bound to `limits`."""
     cap = connection_cap(limits.max_connections)
     return type("GuardedH11", (GuardedH11Protocol,), {"limits": limits, "cap": cap})
-
-
-class OncePerSecond(logging.Filter):
-    """Let a repeated line through once a second, saying how many were left out."""
-
-    def __init__(self, clock: Any = time.monotonic) -> None:
-        super().__init__()
-        self.clock = clock
-        self.seen: dict[tuple[str, str], tuple[float, int]] = {}
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        """False for a repeat within a second of the last line like it."""
-        key = (record.name, str(record.msg).split("\n", 1)[0])
-        now = self.clock()
-        last, dropped = self.seen.get(key, (float("-inf"), 0))
-        if now - last < 1.0:
-            self.seen[key] = (last, dropped + 1)
-            return False
-        self.seen[key] = (now, 0)
-        if dropped:
-            record.msg = f"{record.msg} ({dropped} more like it in the last {now - last:.0f} s)"
-        if len(self.seen) > 1000:  # lines with ever-new text must not grow this for ever
-            self.seen.clear()
-        return True
 
 
 QUIET_LOGGERS = ("uvicorn.error", "asyncio", "agentbot.webhooks")

@@ -151,8 +151,8 @@ class SpooledStore:
     def _recover(self) -> None:
         try:
             moved = recover(self.queue, self.queue.path)
-        except Exception:
-            log.exception("could not replay a spool left by a process that died")
+        except Exception as exc:  # a repeat is one line (store_child): say why in it
+            log.exception("could not replay a spool left by a process that died: %s", exc)
             return
         if moved:
             log.warning("moved %d deliveries from a dead process's spool to the queue", moved)
@@ -179,8 +179,14 @@ class SpooledStore:
             try:
                 self.queue.enqueue_many(deliveries, sync=False)
                 return True
-            except Exception:
-                # The deliveries are safe in the spool; say so and try again.
-                log.exception("could not move %d spooled deliveries to the queue", len(deliveries))
+            except Exception as exc:
+                # The deliveries are safe in the spool; say so (why: a repeat is one line)
+                # and try again.
+                log.exception(
+                    "could not move %d spooled deliveries to the queue (the spool keeps them;"
+                    " trying again): %s",
+                    len(deliveries),
+                    exc,
+                )
                 if self._stopping.wait(RETRY_SECONDS):
                     return False

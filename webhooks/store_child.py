@@ -5,11 +5,14 @@ memory, `webhooks.store_wire`); checks and stores each batch durably (on SQLite 
 spool, `webhooks.spooled_store`; on PostgreSQL in one transaction) and answers with a
 verdict each. It ends when the receiver closes the socket (or dies); Ctrl-C and SIGTERM
 are the receiver's to handle, so a stopping `serve` can still store what is in flight.
+Its log lines go to serve's stderr as serve's do (JSON), a repeat at most once a second
+with its traceback only the first time (`bot.logs.OncePerSecond`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import mmap
 import os
 import signal
@@ -18,6 +21,7 @@ import sys
 from collections.abc import Sequence
 
 from bot.errors import AgentbotError
+from bot.logs import OncePerSecond, setup_logging
 from bot.queue import JobQueue, open_queue
 from bot.queue.sqlite import SqliteQueue
 from webhooks.payload_check import Incoming, Verdict, store_checked
@@ -68,6 +72,9 @@ def main(argv: list[str]) -> int:
     """Open the queue the receiver names, say so, then store batches until closed."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    # A failing disk or queue has the mover retry each second: one line each, not a page.
+    setup_logging(json_lines=True)
+    logging.getLogger("agentbot.webhooks").addFilter(OncePerSecond())
     sock = socket.socket(fileno=int(argv[0]))
     memory = int(argv[1])
     shared = mmap.mmap(memory, os.fstat(memory).st_size)

@@ -7,7 +7,6 @@ import logging
 import os
 import re
 import subprocess
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -249,28 +248,11 @@ def missing_sqlite_file(url: str) -> Path | None:
 
 @contextmanager
 def reading_queue(url: str) -> Iterator[JobQueue]:
-    """The queue for a command that only reads it: an SQLite file that does not exist yet
-    reads as an empty queue and is not created (its folder is, as the data dir)."""
+    """The queue for a command that only reads it: opened if it exists, never made."""
+    # A SQLite file that is not there is named (exit 2): the settings may point elsewhere.
     from bot.queue import open_queue
 
-    if (missing := missing_sqlite_file(url)) is not None:
-        folder = missing.parent
-        try:  # an unusable data dir is named here as the queue would name it
-            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ConfigError(
-                f"cannot create the queue's folder {folder} ({exc.strerror or exc}): set"
-                " AGENTBOT_DATA_DIR, or AGENTBOT_QUEUE, to a folder you can write",
-                path="AGENTBOT_DATA_DIR",
-            ) from None
-        with tempfile.TemporaryDirectory() as empty:
-            queue = open_queue(f"sqlite:///{empty}/empty.db")
-            try:
-                yield queue
-            finally:
-                queue.close()
-        return
-    queue = open_queue(url)
+    queue = open_queue(url, create=False)
     try:
         yield queue
     finally:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -86,15 +87,22 @@ def check_data_dir(settings: Settings) -> Check:
 
 
 def check_queue(settings: Settings) -> Check:
-    """The queue opens and answers."""
+    """The queue opens and answers; one not made yet is not made here (serve makes it)."""
+    from bot.cli._common import missing_sqlite_file
     from bot.db_url import safe_url, url_password, without_password
     from bot.queue import open_queue
+    from bot.queue.sqlite import SqliteQueue
 
+    missing = missing_sqlite_file(settings.queue)
+    if missing is not None:
+        return _queue_to_make(missing)
     url, password = safe_url(settings.queue), url_password(settings.queue)
     try:
-        queue = open_queue(settings.queue)
+        queue = open_queue(settings.queue, create=False)
         try:
             queue.ping()
+            if isinstance(queue, SqliteQueue):  # serve and the workers must write it too
+                queue.check_writable()
         finally:
             queue.close()
     except AgentbotError as exc:
@@ -106,6 +114,19 @@ def check_queue(settings: Settings) -> Check:
             "queue", False, without_password(f"{url}: {type(exc).__name__}: {exc}", password)
         )
     return Check("queue", True, f"{url} answers")
+
+
+def _queue_to_make(path: Path) -> Check:
+    """Whether `agentbot serve` could make the queue `path` (its nearest folder takes files)."""
+    folder = path.absolute().parent
+    while not os.path.lexists(folder):
+        folder = folder.parent
+    cannot = f"there is no queue at {path}, and `agentbot serve` could not create it"
+    if not folder.is_dir():
+        return Check("queue", False, f"{cannot}: {folder} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return Check("queue", False, f"{cannot}: {folder} is not writable by uid {os.getuid()}")
+    return Check("queue", True, f"there is no queue at {path} yet: `agentbot serve` creates it")
 
 
 def check_sandbox(settings: Settings) -> Check:

@@ -36,7 +36,7 @@ def jobs(
         wanted = JobState(state) if state is not None else None
     except ValueError:
         raise usage_error(f"--state {state!r}: give one of {_STATES}") from None
-    # An SQLite file not made yet reads as no jobs; an unusable data dir is named (exit 2).
+    # Only read: a queue that is not there is named (exit 2), not made.
     with reading_queue(settings.queue) as queue:
         records = queue.list(limit, wanted)
     if len(records) == limit:  # there may be more: say so rather than look like all of them

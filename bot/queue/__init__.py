@@ -32,9 +32,14 @@ JobQueue = QueueBase
 
 
 def open_queue(
-    url: str, *, clock: Clock | None = None, max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    url: str,
+    *,
+    clock: Clock | None = None,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    create: bool = True,
 ) -> JobQueue:
     """Open `sqlite:///PATH` (`sqlite:////abs.db` is absolute) or `postgresql://...[?schema=S]`."""
+    # Without `create` (commands that only read) a SQLite queue must exist: nothing is made.
     scheme = urlsplit(url).scheme
     if scheme == "sqlite":
         from bot.queue.sqlite import SqliteQueue
@@ -46,7 +51,7 @@ def open_queue(
                 "sqlite queue URL names no file: use sqlite:///./agentbot.db or sqlite:////abs/x.db",
                 path="AGENTBOT_QUEUE",
             )
-        return SqliteQueue(path, clock=clock, max_attempts=max_attempts)
+        return SqliteQueue(path, clock=clock, max_attempts=max_attempts, create=create)
     if scheme in ("postgresql", "postgres"):
         try:
             from bot.queue.postgres import PostgresQueue

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from bot.clock import Clock, SystemClock
 from bot.errors import ConfigError, QueueError
@@ -107,10 +108,14 @@ class SqliteQueue(QueueBase):
         clock: Clock | None = None,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         busy_timeout: float = 30.0,
+        create: bool = True,
     ) -> None:
         if sqlite3.sqlite_version_info < (3, 35, 0):
             raise QueueError(f"SQLite >= 3.35 is needed (found {sqlite3.sqlite_version})")
         self.path = Path(path)
+        # Every connection opens the file that is there (mode=rw): one made anew, empty,
+        # would read as a queue without jobs (a file removed, a command that only reads).
+        self._uri = self.path.absolute().as_uri() + "?mode=rw"
         self.clock: Clock = clock or SystemClock()
         self.max_attempts = max_attempts
         self._busy_timeout = busy_timeout
@@ -120,12 +125,18 @@ class SqliteQueue(QueueBase):
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
         self.payloads = PayloadFile(self.path)
+        if not create and not self.path.exists():
+            raise ConfigError(
+                f"there is no queue at {self.path}: `agentbot serve` (or `agentbot worker`)"
+                " creates it; if it should be there, check AGENTBOT_QUEUE and AGENTBOT_DATA_DIR"
+            )
         # The queue holds every delivery's payload: only its owner may read it (SQLite gives
         # the -wal and -shm files the database's mode).
         try:
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            if not self.path.exists():
-                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
+            if create:
+                self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                if not self.path.exists():
+                    os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
         except OSError as exc:
             raise ConfigError(
                 f"cannot create the queue {self.path} ({exc.strerror or exc}): set"
@@ -136,6 +147,8 @@ class SqliteQueue(QueueBase):
         with self._write_lock:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.executescript(_SCHEMA + ledger_tables(postgres=False))
+        if create:  # serve and the workers write: a queue they cannot is named at their start
+            self.check_writable()
         # Opened now and kept: a descriptor opened after a failed write-back would not
         # hear of the failure from fsync.
         self._wal = _open_if_there(Path(f"{self.path}-wal"))
@@ -149,6 +162,8 @@ class SqliteQueue(QueueBase):
             return self._conn()
         except QueueError as exc:
             cause = exc.__cause__
+            if _read_only(cause):
+                raise ConfigError(self._not_writable(cause)) from None
             if self.path.is_dir() or (
                 isinstance(cause, sqlite3.DatabaseError)
                 and not isinstance(cause, sqlite3.OperationalError)
@@ -160,6 +175,37 @@ class SqliteQueue(QueueBase):
                 ) from None
             raise
 
+    def _not_writable(self, why: str | sqlite3.Error) -> str:
+        folder = self.path.absolute().parent
+        if getattr(why, "sqlite_errorname", "") == "SQLITE_READONLY_DIRECTORY":
+            why = f"its folder {folder} is read-only"
+        return (
+            f"the queue {self.path} is not writable by uid {os.geteuid()} ({why}): give that"
+            f" user write access to it and its folder {folder} (the files beside it are made"
+            " there), or set AGENTBOT_QUEUE (or AGENTBOT_DATA_DIR) to a queue it can write"
+        )
+
+    def check_writable(self) -> None:
+        """Raise ConfigError unless this process may write the queue, its folder, its payloads."""
+        folder = self.path.absolute().parent
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise ConfigError(self._not_writable(f"its folder {folder} is read-only"))
+        payloads = self.payloads.path  # not a regular file: refused as such where it is used
+        if _regular(payloads) and not os.access(payloads, os.W_OK):
+            raise ConfigError(self._not_writable(f"{payloads} is read-only"))
+        conn = self._conn()
+        with self._write_lock:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:  # writes no row, but SQLite checks it could
+                    conn.execute("DELETE FROM running_keys WHERE 0")
+                finally:
+                    conn.execute("ROLLBACK")
+            except sqlite3.Error as exc:
+                if _read_only(exc):
+                    raise ConfigError(self._not_writable(exc)) from None
+                raise QueueError(f"queue {self.path} is busy or unwritable: {exc}") from exc
+
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if self._closed:
@@ -167,7 +213,7 @@ class SqliteQueue(QueueBase):
         if conn is None:
             try:
                 conn = sqlite3.connect(
-                    self.path, isolation_level=None, check_same_thread=False, timeout=0
+                    self._uri, isolation_level=None, check_same_thread=False, timeout=0, uri=True
                 )
                 conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
                 conn.execute("PRAGMA synchronous = NORMAL")
@@ -193,8 +239,13 @@ class SqliteQueue(QueueBase):
                 raise QueueError(f"queue {self.path} is busy or unwritable: {exc}") from exc
             try:
                 yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
+            except BaseException as exc:
+                if conn.in_transaction:  # SQLite may have rolled back already (disk full)
+                    conn.execute("ROLLBACK")
+                if _read_only(exc):  # made read-only while running: named, not a crash
+                    raise QueueError(self._not_writable(exc)) from exc
+                if isinstance(exc, sqlite3.Error):
+                    raise QueueError(f"cannot write to the queue {self.path}: {exc}") from exc
                 raise
             try:
                 conn.execute("COMMIT")
@@ -487,6 +538,24 @@ class SqliteQueue(QueueBase):
                 os.close(self._wal)
                 self._wal = None
         self._local = threading.local()
+
+
+def _read_only(exc: BaseException | None) -> TypeGuard[sqlite3.Error]:
+    """Whether SQLite refused a write because the file or its folder is read-only."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return (
+        isinstance(exc, sqlite3.Error)
+        and code is not None
+        and code & 0xFF == sqlite3.SQLITE_READONLY
+    )
+
+
+def _regular(path: Path) -> bool:
+    """Whether `path` is a regular file itself (not through a link)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _open_if_there(path: Path) -> int | None:

@@ -19,7 +19,7 @@ from datetime import timedelta
 from bot.clock import Clock, SystemClock
 from bot.errors import ConfigError, GitHubError, QueueError
 from bot.events import Ignore
-from bot.logs import job_id_var
+from bot.logs import OncePerSecond, job_id_var
 from bot.models import JobResult
 from bot.queue import JobQueue, QueuedJob
 from bot.worker.heartbeat import Heartbeat
@@ -67,6 +67,7 @@ class Worker:
         retry_base_seconds: float = 30.0,
         retry_max_seconds: float = 1800.0,
         intake: Intake | None = None,
+        repeats: OncePerSecond | None = None,
     ) -> None:
         self.queue = queue
         self.intake = intake
@@ -81,6 +82,8 @@ class Worker:
         self.retry_max_seconds = retry_max_seconds
         self._heartbeat = Heartbeat(queue, self.worker_id, lease_seconds)
         self._heartbeat.logs = logs
+        self.repeats = repeats or OncePerSecond(self.clock.monotonic)
+        """How this worker's failures outside a job are logged (a pool's workers share one)."""
 
     def run(self, stop: threading.Event) -> None:
         """Work until `stop` is set; idle polls wait `poll_seconds` (or a stored delivery)."""
@@ -92,11 +95,22 @@ class Worker:
             try:
                 busy = self.run_once()
             except QueueError as exc:
-                log.error("queue error in worker %s: %s", self.worker_id, exc)
+                self.repeats.log(
+                    log, logging.ERROR, "queue error in worker %s: %s", self.worker_id, exc
+                )
                 busy = False
-            except Exception:
+            except Exception as exc:
                 # Never let a bug kill the thread: the job's lease lapses and it is retried.
-                log.exception("worker %s crashed outside a job", self.worker_id)
+                # It may come back at each poll: one line a second, its traceback once.
+                self.repeats.log(
+                    log,
+                    logging.ERROR,
+                    "worker %s crashed outside a job: %s: %s",
+                    self.worker_id,
+                    type(exc).__name__,
+                    exc,
+                    error=exc,
+                )
                 busy = False
             if not busy and not stop.is_set():
                 if self.intake is not None:
@@ -193,6 +207,7 @@ class WorkerPool:
     ) -> None:
         base = prefix or f"{socket.gethostname()}:{os.getpid()}"
         self.log_handler = JobLogHandler(queue)
+        repeats = OncePerSecond((clock or SystemClock()).monotonic)  # a queue down: one line
         self.workers = [
             Worker(
                 queue,
@@ -204,6 +219,7 @@ class WorkerPool:
                 metrics=metrics,
                 logs=self.log_handler,
                 intake=intake,
+                repeats=repeats,
             )
             for i in range(size)
         ]
