@@ -589,7 +589,9 @@ def test_installation_id_and_repo_full_name() -> None:
     for bad in [{"id": True}, {"id": "99"}, [], None, {}]:
         payload["installation"] = bad
         assert installation_id(payload) is None
-    for bad_repo in [{"full_name": "no-slash"}, {"full_name": 5}, "x", None, {}]:
+    # `.` and `..` would make the repository's API calls other endpoints' paths
+    odd = [{"full_name": n} for n in ("no-slash", "../x", "a/..", "./b", "a/b/c")]
+    for bad_repo in [*odd, {"full_name": 5}, "x", None, {}]:
         payload["repository"] = bad_repo
         assert repo_full_name(payload) is None
     assert installation_id([]) is None  # type: ignore[arg-type]

@@ -35,8 +35,9 @@ _MAX_NUMBER = 2**31 - 1
 
 def repo_ok(repo: str) -> bool:
     """True for an `OWNER/REPO` GitHub could have made."""
-    # `.` and `..` match the pattern but would become paths of other API endpoints.
-    return re.fullmatch(_REPO, repo) is not None and not set(repo.split("/")) & {".", ".."}
+    from bot.events.payloads import is_repo_name
+
+    return is_repo_name(repo)
 
 
 def usage_error(message: str) -> typer.Exit:

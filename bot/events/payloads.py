@@ -166,4 +166,10 @@ def repo_full_name(payload: Mapping[str, Any]) -> str | None:
     """`owner/name` of the delivery's repository, or None when absent or malformed."""
     repo = payload.get("repository") if isinstance(payload, Mapping) else None
     name = repo.get("full_name") if isinstance(repo, Mapping) else None
-    return name if isinstance(name, str) and _REPO_RE.fullmatch(name) else None
+    return name if isinstance(name, str) and is_repo_name(name) else None
+
+
+def is_repo_name(name: str) -> bool:
+    """True for an `owner/name` GitHub could have made."""
+    # `.` and `..` match the pattern but would turn API calls into other endpoints' paths.
+    return _REPO_RE.fullmatch(name) is not None and not set(name.split("/")) & {".", ".."}
