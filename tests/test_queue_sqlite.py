@@ -17,6 +17,7 @@ import pytest
 from bot.clock import FakeClock
 from bot.errors import ConfigError, QueueError
 from bot.queue import Delivery, JobState, open_queue
+from bot.queue import sqlite as sqlite_queue
 from bot.queue.sqlite import SqliteQueue
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,6 +104,43 @@ def test_a_queue_from_before_the_payload_file_still_reads_its_payloads(tmp_path:
     job = q.claim("w", 60)
     assert job is not None and job.payload == b'{"inline": true}'
     q.close()
+
+
+def test_a_queue_records_its_format_and_one_from_a_newer_agentbot_is_refused(
+    tmp_path: Path,
+) -> None:
+    """An older agentbot would misread a newer queue (payloads where it does not look):
+    from this format on, it says so instead."""
+    db = tmp_path / "q.db"
+    SqliteQueue(db).close()
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == sqlite_queue.QUEUE_FORMAT
+    conn.execute(f"PRAGMA user_version = {sqlite_queue.QUEUE_FORMAT + 1}")
+    conn.close()
+    for create in (True, False):
+        with pytest.raises(ConfigError, match=r"made by a newer agentbot .*upgrade agentbot"):
+            SqliteQueue(db, create=create)
+    conn = sqlite3.connect(db)  # and left as it was
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == sqlite_queue.QUEUE_FORMAT + 1
+    conn.close()
+
+
+def test_a_queue_from_before_formats_were_recorded_is_marked_when_opened_to_write(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "q.db"
+    SqliteQueue(db).close()
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA user_version = 0")
+    conn.close()
+    SqliteQueue(db, create=False).close()  # only read: not marked
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 0
+    conn.close()
+    SqliteQueue(db).close()
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == sqlite_queue.QUEUE_FORMAT
+    conn.close()
 
 
 @pytest.mark.parametrize("damage", ["truncated", "overwritten"])

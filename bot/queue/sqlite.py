@@ -32,6 +32,11 @@ from bot.queue.ledger import ledger_tables
 from bot.queue.payload_file import PayloadFile
 from bot.queue.records import COLUMNS, claimed
 
+QUEUE_FORMAT = 2
+"""The queue's layout, kept in `PRAGMA user_version`: 2 keeps payloads in `<queue>.payloads`
+(1 or 0: inline). An agentbot that finds a higher number than its own refuses the queue
+rather than misread it; agentbot before format 2 did not look (docs/operations.md)."""
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
     delivery_id TEXT PRIMARY KEY,
@@ -144,11 +149,14 @@ class SqliteQueue(QueueBase):
                 path="AGENTBOT_DATA_DIR",
             ) from None
         conn = self._opened()
+        self._check_format(conn)
         with self._write_lock:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.executescript(_SCHEMA + ledger_tables(postgres=False))
         if create:  # serve and the workers write: a queue they cannot is named at their start
             self.check_writable()
+            with self._write_lock:
+                conn.execute(f"PRAGMA user_version = {QUEUE_FORMAT}")
         # Opened now and kept: a descriptor opened after a failed write-back would not
         # hear of the failure from fsync.
         self._wal = _open_if_there(Path(f"{self.path}-wal"))
@@ -174,6 +182,17 @@ class SqliteQueue(QueueBase):
                     path="AGENTBOT_QUEUE",
                 ) from None
             raise
+
+    def _check_format(self, conn: sqlite3.Connection) -> None:
+        """Raise ConfigError for a queue a newer agentbot made (it may keep things elsewhere)."""
+        found = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if found > QUEUE_FORMAT:
+            raise ConfigError(
+                f"the queue {self.path} was made by a newer agentbot (format {found}; this one"
+                f" reads up to {QUEUE_FORMAT}): upgrade agentbot here, as on the host that made"
+                " it, or point AGENTBOT_QUEUE at another queue",
+                path="AGENTBOT_QUEUE",
+            )
 
     def _not_writable(self, why: str | sqlite3.Error) -> str:
         folder = self.path.absolute().parent
