@@ -425,3 +425,62 @@ def test_a_delivery_id_no_url_can_reach_is_refused(client: TestClient, job_id: s
     body = b'{"zen": "x"}'
     got = client.post("/webhook", content=body, headers=headers(body, delivery=job_id))
     assert got.status_code == 400 and "X-GitHub-Delivery" in got.json()["error"]
+
+
+def test_a_delivery_id_that_is_not_ascii_is_refused_not_stored_garbled(
+    client: TestClient, queue: SqliteQueue
+) -> None:
+    """HTTP header bytes have no encoding: UTF-8 read as Latin-1 would be another id."""
+    body = b'{"zen": "x"}'
+    h = {k.encode(): v.encode() for k, v in headers(body).items()}
+    h[b"X-GitHub-Delivery"] = "caf\u00e9-1".encode()
+    got = client.post("/webhook", content=body, headers=h)
+    assert got.status_code == 400 and "ASCII" in got.json()["error"]
+    assert queue.list() == []
+
+
+def test_a_request_with_two_lengths_is_refused_and_its_connection_closed(
+    live: int, queue: SqliteQueue
+) -> None:
+    """Content-Length and Transfer-Encoding together (RFC 9112 6.1): a proxy in front may
+    read the length the other way, so what follows must not be read as a second request."""
+    inner = b'{"zen": "smuggled"}'
+    smuggled = (
+        b"POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        + b"Content-Length: %d\r\n" % len(inner)
+        + b"".join(b"%s: %s\r\n" % (k.encode(), v.encode()) for k, v in headers(inner).items())
+        + b"\r\n"
+        + inner
+    )
+    outer = b'{"zen": "outer"}'
+    chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(outer), outer)
+    head = b"".join(b"%s: %s\r\n" % (k.encode(), v.encode()) for k, v in headers(outer).items())
+    request = (
+        b"POST /webhook HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+        + b"Content-Length: %d\r\n" % len(chunked)
+        + head
+        + b"\r\n"
+        + chunked
+        + smuggled
+    )
+    answer = b""
+    with socket.create_connection(("127.0.0.1", live), timeout=10) as sock:
+        sock.sendall(request)
+        while chunk := sock.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+    assert answer.count(b"HTTP/1.1") == 1, answer  # closed: nothing after it was read
+    assert queue.list() == []
+
+
+def test_a_page_request_with_two_lengths_is_refused_and_its_connection_closed(live: int) -> None:
+    request = (
+        b"POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+        b"Content-Length: 5\r\n\r\n0\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+    )
+    answer = b""
+    with socket.create_connection(("127.0.0.1", live), timeout=10) as sock:
+        sock.sendall(request)
+        while chunk := sock.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 400") and answer.count(b"HTTP/1.1") == 1, answer

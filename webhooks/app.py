@@ -44,7 +44,21 @@ class ReceiverApp(FastAPI):
         if receiver is not None and scope["type"] == "http" and scope["path"] == "/webhook":
             await receiver(scope, receive, send)
             return
+        if scope["type"] == "http" and _two_lengths(scope["headers"]):
+            # As the receiver does (RFC 9112 6.1): answer, then read no more of it.
+            await send({"type": "http.response.start", "status": 400, "headers": _CLOSE_400})
+            await send({"type": "http.response.body", "body": b"Bad Request"})
+            return
         await super().__call__(scope, receive, send)
+
+
+_CLOSE_400 = [(b"content-type", b"text/plain"), (b"connection", b"close")]
+
+
+def _two_lengths(headers: list[tuple[bytes, bytes]]) -> bool:
+    """True if a request has both Content-Length and Transfer-Encoding."""
+    names = {name for name, _ in headers}
+    return b"content-length" in names and b"transfer-encoding" in names
 
 
 def create_app(

@@ -112,11 +112,13 @@ class WebhookReceiver:
             if intake is not None:
                 intake.answered()
 
-    def _refuse(self, status: int, event: str, outcome: str, message: str) -> _Reply:
+    def _refuse(
+        self, status: int, event: str, outcome: str, message: str, close: bool = False
+    ) -> _Reply:
         self.metrics.delivery(event, outcome)
         # One line per refusal, at most one a second (`quiet_repeats` filters this logger).
         log.warning("refused a delivery: HTTP %d %s (%s)", status, outcome, message)
-        return status, {"error": message}, _CLOSE if status == 413 else ()
+        return status, {"error": message}, _CLOSE if close or status == 413 else ()
 
     async def handle(self, scope: Scope, receive: Receive) -> _Reply | None:
         """Verify, parse and store one delivery: (status, JSON body, extra headers)."""
@@ -125,6 +127,11 @@ class WebhookReceiver:
         headers: dict[bytes, bytes] = {}
         for name, value in scope["headers"]:
             headers.setdefault(name, value)  # the first of repeated headers, as Starlette
+        if b"transfer-encoding" in headers and b"content-length" in headers:
+            # RFC 9112 6.1: a proxy in front may have read the length the other way, so
+            # nothing more is read from this connection (what follows may be smuggled).
+            why = "both Content-Length and Transfer-Encoding: send one"
+            return self._refuse(400, "unknown", "bad_request", why, close=True)
         sig = headers.get(b"x-hub-signature-256", b"").decode("latin-1")
         if not sig:
             return self._refuse(401, "unknown", "bad_signature", "missing X-Hub-Signature-256")

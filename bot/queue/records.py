@@ -95,11 +95,17 @@ class JobRecord(BaseModel):
 
 
 def check_delivery_id(delivery_id: str) -> None:
-    """Reject empty, overlong or non-printable delivery ids, and `.` and `..`."""
+    """Reject empty, overlong, non-ASCII or non-printable delivery ids, and `.` and `..`."""
     # An id is the URL-encoded end of its `/jobs/` link; clients drop `.` and `..` segments
     # there, `%2E` as well, so no link could reach those.
-    if not delivery_id or len(delivery_id) > MAX_DELIVERY_ID or not delivery_id.isprintable():
-        raise ValueError(f"delivery id must be 1-{MAX_DELIVERY_ID} printable characters")
+    # ASCII only: a header's bytes have no encoding, and UTF-8 read as Latin-1 is another id.
+    if (
+        not delivery_id
+        or len(delivery_id) > MAX_DELIVERY_ID
+        or not delivery_id.isascii()
+        or not delivery_id.isprintable()
+    ):
+        raise ValueError(f"delivery id must be 1-{MAX_DELIVERY_ID} printable ASCII characters")
     if delivery_id in (".", ".."):
         raise ValueError("delivery id must not be '.' or '..' (no URL can name it)")
 
