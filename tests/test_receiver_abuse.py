@@ -228,3 +228,16 @@ def test_serve_defaults_are_the_receivers_defaults() -> None:
     assert issubclass(protocol, GuardedH11Protocol) and protocol.limits == limits
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     assert 16 <= protocol.cap <= min(limits.max_connections, soft)
+
+
+def test_bodies_trickled_on_every_connection_do_not_keep_a_delivery_out(tmp_path: Path) -> None:
+    """Every connection busy with a body sent a byte a second: the slowest makes room."""
+    args = ("--max-connections", "16", "--body-timeout", "120")
+    with serve(tmp_path, *args) as (port, _pid, log):
+        crowd = Dribblers(port, idle=0, slow_headers=0, slow_bodies=24)
+        try:
+            time.sleep(2.5)  # every body has been arriving longer than SLOW_BODY
+            assert post_signed(port, timeout=60)[0] == 202
+        finally:
+            crowd.close()
+        assert "closed the slowest body" in log.read_text(errors="replace")

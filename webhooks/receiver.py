@@ -7,6 +7,10 @@ The signature is computed as the body streams in, so a badly signed body is refu
 without ever being joined into one buffer; and at most `max_large_bodies` bodies over
 `large_body` bytes are read at once (the others wait their turn, up to `slot_timeout`,
 then get a 503 GitHub can redeliver), so concurrent 25 MB bodies cannot exhaust memory.
+Bodies under `large_body` need no turn: the most serve buffers before any signature is
+checked is about `max_connections` x `large_body` + `max_large_bodies` x 25 MB (1000 x 1 MB
++ 50 MB by default; an attacker without the secret reached ~1 GB), so a small container
+sets `--max-connections` lower (docs/operations.md).
 The store checks that a body is a JSON object (webhooks.payload_check), off this loop.
 """
 

@@ -11,7 +11,8 @@ line. Here, with uvicorn's own h11 protocol underneath:
 - at most `max_connections` are open (never more than the descriptor limit allows, which
   is first raised to its hard limit): one more closes the connection that has waited
   longest for a request (an idle or slow client), so a real delivery still gets in; if
-  every connection is busy with a request, the newcomer is closed instead;
+  every connection is busy with a request, the one whose body has been arriving longest
+  (over `SLOW_BODY` seconds) is closed, else the newcomer is;
 - repeated lines from uvicorn and asyncio (invalid requests, accept errors, timeouts) are
   logged at most once a second each, with how many were left out, and a traceback only
   the first time (`bot.logs.OncePerSecond`).
@@ -39,6 +40,8 @@ log = logging.getLogger("agentbot.webhooks")
 RESERVED_DESCRIPTORS = 64
 """Descriptors kept free of connections: the queue, workers, git and log files."""
 MIN_CONNECTIONS = 16
+SLOW_BODY = 1.0
+"""Seconds a body may take before its connection may make room for a new one (cap reached)."""
 
 
 @dataclass(frozen=True)
@@ -144,6 +147,24 @@ class GuardedH11Protocol(H11Protocol):
         if waiting:
             oldest = min(waiting, key=lambda c: c.since)
             log.warning("%d connections open: closed the one waiting longest", self.cap)
+            oldest.transport.close()
+            return
+        # Every one is busy. A body still arriving after SLOW_BODY seconds is not GitHub's
+        # (it sends a delivery at once): the slowest goes, so trickled bodies cannot keep
+        # real deliveries out; a connection whose request is being answered never does.
+        now = time.monotonic()
+        slow = [
+            c
+            for c in self.connections
+            if isinstance(c, GuardedH11Protocol)
+            and c is not self
+            and c.phase == "body"
+            and now - c.since > SLOW_BODY
+            and not c.transport.is_closing()
+        ]
+        if slow:
+            oldest = min(slow, key=lambda c: c.since)
+            log.warning("%d connections open, all busy: closed the slowest body", self.cap)
             oldest.transport.close()
         else:
             log.warning("%d connections open, all busy: refused a new one", self.cap)
