@@ -106,6 +106,28 @@ def test_a_queue_from_before_the_payload_file_still_reads_its_payloads(tmp_path:
     q.close()
 
 
+@pytest.mark.parametrize("target_exists", [False, True])
+def test_a_link_at_the_queue_path_is_refused_never_followed(
+    tmp_path: Path, target_exists: bool
+) -> None:
+    """serve runs as root on a data dir another user may write: a planted link must not
+    make it create or write a database anywhere else."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    target = elsewhere / "victim"
+    if target_exists:
+        target.write_bytes(b"")
+    link = tmp_path / "data" / "agentbot.db"
+    link.parent.mkdir()
+    link.symlink_to(target)
+    for create in (True, False):
+        with pytest.raises(ConfigError, match=r"agentbot\.db is a link"):
+            SqliteQueue(link, create=create)
+    assert target.exists() == target_exists
+    assert not target_exists or target.read_bytes() == b""
+    assert sorted(p.name for p in link.parent.iterdir()) == ["agentbot.db"]
+
+
 def test_a_queue_records_its_format_and_one_from_a_newer_agentbot_is_refused(
     tmp_path: Path,
 ) -> None:

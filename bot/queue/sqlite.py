@@ -130,6 +130,14 @@ class SqliteQueue(QueueBase):
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
         self.payloads = PayloadFile(self.path)
+        if self.path.is_symlink():
+            # serve may run as root on a data dir others can write: a planted link would
+            # have it create or write a database wherever the link points.
+            raise ConfigError(
+                f"{self.path} is a link (to {self.path.readlink()}): agentbot never opens its"
+                " queue through a link; set AGENTBOT_QUEUE to the file itself, or remove the link",
+                path="AGENTBOT_QUEUE",
+            )
         if not create and not self.path.exists():
             raise ConfigError(
                 f"there is no queue at {self.path}: `agentbot serve` (or `agentbot worker`)"
@@ -140,8 +148,9 @@ class SqliteQueue(QueueBase):
         try:
             if create:
                 self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-                if not self.path.exists():
-                    os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
+                if not self.path.exists():  # a link made meanwhile is not followed
+                    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW
+                    os.close(os.open(self.path, flags, 0o600))
         except OSError as exc:
             raise ConfigError(
                 f"cannot create the queue {self.path} ({exc.strerror or exc}): set"
