@@ -140,7 +140,8 @@ class Settings(BaseSettings):
                 return self.github_app_private_key_path.read_text(encoding="utf-8")
             except OSError as exc:
                 raise ConfigError(
-                    f"cannot read the App key: {exc.strerror}",
+                    f"cannot read the App key {self.github_app_private_key_path}:"
+                    f" {exc.strerror or exc}",
                     path="GITHUB_APP_PRIVATE_KEY_PATH",
                 ) from exc
             except UnicodeDecodeError:
