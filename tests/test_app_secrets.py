@@ -149,10 +149,17 @@ def _serve_briefly(tmp: Path, **env: str) -> str:
     base.update({"HOME": str(tmp / "home"), "AGENTBOT_DATA_DIR": str(tmp / "data"), **env})
     cmd = [AGENTBOT, "serve", "--port", _free_port(), "--workers", "0"]
     with subprocess.Popen(cmd, cwd=tmp, env=base, stderr=subprocess.PIPE, text=True) as proc:
-        time.sleep(3)
+        assert proc.stderr is not None
+        lines = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # started once it says where it serves
+            line = proc.stderr.readline()
+            lines.append(line)
+            if not line or "serving on" in line:
+                break
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
-    return err
+    return "".join(lines) + err
 
 
 def test_serve_prints_the_secret_files_real_mode_and_warns_when_others_can_read_it(

@@ -7,7 +7,14 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic import ValidationError as PydanticValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -89,6 +96,14 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("AGENTBOT_MAX_USD_PER_MONTH"),
     )
     """The installation's spend per UTC calendar month, every repository together."""
+
+    @field_validator("data_dir", "queue", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: Any, info: ValidationInfo) -> Any:
+        # `AGENTBOT_DATA_DIR=` would be the current folder, where secrets must not land.
+        if isinstance(value, str) and not value.strip():
+            return default_data_dir() if info.field_name == "data_dir" else ""
+        return value
 
     @field_validator("data_dir")
     @classmethod
