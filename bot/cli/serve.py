@@ -224,6 +224,7 @@ def run_server(
     # leaves no queue or secret behind.
     check_secret_files(settings)
     app_auth(settings)
+    settings.check_queue_folder()
     queue = open_queue(settings.queue)  # a bad AGENTBOT_QUEUE stops serve before any file
     secret, path, created = webhook_secret(settings)
     password, password_path, _ = jobs_password(settings)
@@ -315,6 +316,7 @@ def run_workers(
 ) -> None:
     """`concurrency` workers running `handlers` on the configured queue, until SIGINT/SIGTERM."""
     settings = load_settings()
+    settings.check_queue_folder()
     setup_logging(json_lines=True, secrets=_secrets(settings, ""))
     log = logging.getLogger("agentbot.worker")
     queue, _metrics, pool, deps = _start(

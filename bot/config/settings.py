@@ -143,8 +143,26 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _queue_in_data_dir(self) -> Settings:
         if not self.queue:
-            self.queue = f"sqlite:///{self.data_dir / 'agentbot.db'}"
+            self.queue = self._default_queue()
         return self
+
+    def check_queue_folder(self) -> None:
+        """ConfigError when a SQLite AGENTBOT_QUEUE that was set names a missing folder.
+
+        The default queue's folder (the data dir) is made; a set one's is not, so a typo in
+        the path is named rather than silently made a new, empty queue somewhere else.
+        """
+        if not self.queue.startswith("sqlite:///") or self.queue == self._default_queue():
+            return
+        folder = Path(self.queue[len("sqlite:///") :]).absolute().parent
+        if not folder.is_dir():
+            raise ConfigError(
+                f"the folder {folder} of AGENTBOT_QUEUE does not exist: create it or fix the path",
+                path="AGENTBOT_QUEUE",
+            )
+
+    def _default_queue(self) -> str:
+        return f"sqlite:///{self.data_dir / 'agentbot.db'}"
 
     def app_private_key(self) -> str | None:
         """The App's PEM key, from the variable or the file it names."""
