@@ -17,7 +17,7 @@ from bot.ports import GitHubFor, GitHubPort, Handler, JobEnv, push_branch
 from bot.ports.recording import RecordingGitHub, RecordingPush
 
 if TYPE_CHECKING:
-    from bot.github import GitHub
+    from bot.github import AppAuth, GitHub
     from bot.llm import LLM
     from bot.models import JobKind
     from bot.queue import JobQueue
@@ -27,11 +27,11 @@ if TYPE_CHECKING:
 
 def github_root(settings: Settings) -> GitHub | None:
     """The configured client: App auth (JWT), else token auth, else None (no credentials)."""
-    from bot.github import AppAuth, GitHub, TokenAuth
+    from bot.github import GitHub, TokenAuth
 
-    key = settings.app_private_key()
-    if settings.github_app_id and key:
-        auth: AppAuth | TokenAuth = AppAuth(settings.github_app_id, key)
+    app = app_auth(settings)
+    if app is not None:
+        auth: AppAuth | TokenAuth = app
     elif settings.github_token is not None and settings.github_token.get_secret_value():
         auth = TokenAuth(settings.github_token.get_secret_value())
     else:
@@ -41,6 +41,24 @@ def github_root(settings: Settings) -> GitHub | None:
         api_url=settings.github_api_url,
         connect_retry_seconds=settings.connect_retry_seconds,
     )
+
+
+def app_auth(settings: Settings) -> AppAuth | None:
+    """The App's signer when GITHUB_APP_ID and a key are set; a bad key names its variable."""
+    from bot.github import AppAuth
+
+    key = settings.app_private_key()
+    if not (settings.github_app_id and key):
+        return None
+    try:
+        return AppAuth(settings.github_app_id, key)
+    except ConfigError as exc:
+        file = settings.github_app_private_key_path
+        if settings.github_app_private_key is not None or file is None or not exc.path:
+            raise
+        # The key came from a file: the operator set GITHUB_APP_PRIVATE_KEY_PATH, not the key.
+        why = str(exc).removeprefix(f"{exc.path}: ")
+        raise ConfigError(f"{file}: {why}", path="GITHUB_APP_PRIVATE_KEY_PATH") from None
 
 
 def github_for(settings: Settings) -> GitHubFor | None:

@@ -397,3 +397,36 @@ def test_a_read_only_queue_file_still_lists_its_jobs(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert '"id": "d-1"' in proc.stdout
+
+
+@pytest.mark.parametrize("command", ["serve", "worker"])
+def test_a_set_queue_in_a_missing_folder_is_named_not_made(tmp_path: Path, command: str) -> None:
+    """A typo in AGENTBOT_QUEUE's path must not quietly become a new, empty queue."""
+    db = tmp_path / "typo" / "dir" / "q.db"
+    args = ["--port", _free_port()] if command == "serve" else []
+    proc = run(tmp_path, command, *args, AGENTBOT_QUEUE=f"sqlite:///{db}")
+    _one_clear_line(
+        proc,
+        f"AGENTBOT_QUEUE: the folder {db.parent} of AGENTBOT_QUEUE does not exist",
+        "create it or fix the path",
+    )
+    assert not (tmp_path / "typo").exists() and not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("postgresql://u:hunter2secret@127.0.0.1:notaport/x", "the port 'notaport'"),
+        ("postgresql://u:hunter2secret@127.0.0.1:99999/x", "the port '99999'"),
+        ("postgresql://u:hunter2secret@127.0.0.1/x?schema=bad;drop", "the schema 'bad;drop'"),
+        ("postgresql://u:hunter2secret@[::1/x", "does not parse"),
+    ],
+)
+def test_a_malformed_postgres_queue_url_is_named_with_exit_2(
+    tmp_path: Path, url: str, says: str
+) -> None:
+    for command in ("jobs", "serve"):
+        args = ["--port", _free_port()] if command == "serve" else []
+        proc = run(tmp_path, command, *args, AGENTBOT_QUEUE=url)
+        _one_clear_line(proc, "AGENTBOT_QUEUE", says)
+        assert "hunter2secret" not in proc.stderr

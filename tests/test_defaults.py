@@ -214,3 +214,23 @@ def test_without_the_runners_commit_the_config_comes_from_github(tmp_path: Path)
     proc, calls = _labelled_run(tmp_path, "agent-fix", sha=False)
     assert proc.returncode == 78 and "'please-fix' fixes" in proc.stdout
     assert calls == ["GET /repos/octo/calc/contents/.github/agentbot.yml"]
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_blank_data_dir_or_queue_is_unset_not_the_current_folder(
+    empty_env: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, blank: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AGENTBOT_DATA_DIR", blank)
+    monkeypatch.setenv("AGENTBOT_QUEUE", blank)
+    settings = Settings()
+    assert settings.data_dir == empty_env / ".local" / "share" / "agentbot"
+    assert settings.queue == f"sqlite:///{settings.data_dir}/agentbot.db"
+
+
+def test_serve_with_a_blank_data_dir_leaves_the_current_folder_alone(tmp_path: Path) -> None:
+    from tests.test_app_secrets import _serve_briefly
+
+    err = _serve_briefly(tmp_path, AGENTBOT_DATA_DIR="", AGENTBOT_QUEUE="")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home"], err
+    assert (tmp_path / "home" / ".local" / "share" / "agentbot" / "webhook-secret").exists()

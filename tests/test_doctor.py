@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -183,3 +185,42 @@ def test_a_queue_that_only_reads_fails_naming_what_to_do(tmp_path: Path) -> None
     [line] = [x for x in proc.stdout.splitlines() if "queue:" in x]
     assert line.startswith(f"FAIL  queue: the queue {db} is not writable by uid"), line
     assert proc.returncode == 1
+
+
+NOBODY = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None,
+    reason="needs root and util-linux's setpriv to run as another user",
+)
+def test_a_data_dir_this_user_cannot_enter_is_named_by_every_command() -> None:
+    """A 0700 folder of root's, the commands run as uid 65534 (nobody)."""
+    top = Path(tempfile.mkdtemp(prefix="agentbot-closed-"))  # pytest's tmp is 0700 root
+    try:
+        top.chmod(0o755)
+        data = top / "data"
+        data.mkdir(mode=0o700)
+        SqliteQueue(data / "agentbot.db").close()
+        env = clean_env(top, AGENTBOT_DATA_DIR=str(data))
+        said = f"cannot look into the folder {data} as uid 65534"
+        for command in ("jobs", "stats", "usage", "doctor"):
+            proc = subprocess.run(
+                [*NOBODY, AGENTBOT, command],
+                cwd=top,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+            if command == "doctor":  # one FAIL line, and the checks after it still run
+                [line] = [x for x in proc.stdout.splitlines() if "queue:" in x]
+                assert line.startswith(f"FAIL  queue: AGENTBOT_DATA_DIR: {said}"), line
+                assert "job timeout:" in proc.stdout and proc.returncode == 1
+            else:
+                assert proc.returncode == 2, proc.stderr
+                assert proc.stderr.startswith(f"error: AGENTBOT_DATA_DIR: {said}"), proc.stderr
+                assert len(proc.stderr.splitlines()) == 1
+    finally:
+        shutil.rmtree(top)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 from pathlib import Path
 
 from pydantic import SecretStr
@@ -15,6 +16,10 @@ SECRET_FILE = "webhook-secret"  # noqa: S105 (a file name, not a secret)
 PASSWORD_FILE = "jobs-password"  # noqa: S105 (a file name, not a secret)
 MIN_SECRET_LENGTH = 16
 """A webhook secret's fewest characters: anyone who guesses it can post deliveries."""
+MIN_PASSWORD_LENGTH = 12
+"""The jobs password's fewest characters: the page shows every installation's jobs and logs."""
+MAX_SECRET_FILE = 4096
+"""The most bytes read from a secret file: a link to /dev/zero must not fill the memory."""
 _MAKE_ONE = "python -c 'import secrets; print(secrets.token_hex(32))'"
 
 
@@ -28,20 +33,27 @@ def webhook_secret(settings: Settings) -> tuple[str, Path | None, bool]:
     """
     check_webhook_secret(settings)
     value, path, created = _stored(settings, settings.github_webhook_secret, SECRET_FILE)
-    if path is not None and len(value) < MIN_SECRET_LENGTH:
+    if path is not None:
+        _check_webhook_file(value, path)
+    return value, path, created
+
+
+def _check_webhook_file(value: str, path: Path) -> None:
+    """ConfigError naming `path` when the secret it holds is too short."""
+    if len(value) < MIN_SECRET_LENGTH:
         raise ConfigError(
             f"holds a webhook secret of {_characters(value)}, too short"
             f" ({MIN_SECRET_LENGTH} at least): put one made with `{_MAKE_ONE}` in it and in"
             " the App's webhook settings, or delete it to get a new one",
             path=str(path),
         )
-    return value, path, created
 
 
 def check_webhook_secret(settings: Settings) -> None:
-    """ConfigError if GITHUB_WEBHOOK_SECRET is set but too short (no file is read or made)."""
+    """ConfigError if GITHUB_WEBHOOK_SECRET is set but blank, padded or too short."""
     given = settings.github_webhook_secret
     value = given.get_secret_value() if given is not None else ""
+    _check_padding(value, "GITHUB_WEBHOOK_SECRET", "in the App's webhook settings too")
     if value and len(value) < MIN_SECRET_LENGTH:
         raise ConfigError(
             f"{_characters(value)} is too short for a webhook secret ({MIN_SECRET_LENGTH} at"
@@ -49,6 +61,43 @@ def check_webhook_secret(settings: Settings) -> None:
             " too",
             path="GITHUB_WEBHOOK_SECRET",
         )
+
+
+def check_jobs_password(settings: Settings) -> None:
+    """ConfigError if AGENTBOT_JOBS_PASSWORD is set but blank, padded or too short."""
+    given = settings.jobs_password
+    value = given.get_secret_value() if given is not None else ""
+    _check_padding(value, "AGENTBOT_JOBS_PASSWORD", "or unset it to get one in the data dir")
+    if value and len(value) < MIN_PASSWORD_LENGTH:
+        raise ConfigError(
+            f"{_characters(value)} is too short for the jobs password ({MIN_PASSWORD_LENGTH}"
+            f" at least): set it to one made with `{_MAKE_ONE}`, or unset it to get one in"
+            " the data dir",
+            path="AGENTBOT_JOBS_PASSWORD",
+        )
+
+
+def _check_padding(value: str, name: str, also: str) -> None:
+    """Refuse a value of only spaces, or with spaces around it, as its file would be."""
+    # The file's value is stripped, so a padded variable would be a different secret.
+    if value and value != value.strip():
+        what = "only white space" if not value.strip() else "white space around it"
+        raise ConfigError(f"holds {what}: set it to one made with `{_MAKE_ONE}`, {also}", path=name)
+
+
+def check_secret_files(settings: Settings) -> None:
+    """Read the secret files serve would use that exist now, refusing a bad one (none is made)."""
+    check_webhook_secret(settings)
+    check_jobs_password(settings)
+    for given, name in (
+        (settings.github_webhook_secret, SECRET_FILE),
+        (settings.jobs_password, PASSWORD_FILE),
+    ):
+        path = settings.data_dir / name
+        if _given(given) is None and os.path.lexists(path):
+            value = _read(path)
+            if name == SECRET_FILE:
+                _check_webhook_file(value, path)
 
 
 def _characters(value: str) -> str:
@@ -61,7 +110,18 @@ def jobs_password(settings: Settings) -> tuple[str, Path | None, bool]:
     The page lists every installation's jobs and logs, and repository code run with the
     network (the setup stage) can reach this port on loopback: it is never open.
     """
+    check_jobs_password(settings)
     return _stored(settings, settings.jobs_password, PASSWORD_FILE)
+
+
+def _given(given: SecretStr | None) -> str | None:
+    """The variable's value, None when unset or empty (the file is used then)."""
+    return given.get_secret_value() if given is not None and given.get_secret_value() else None
+
+
+def file_mode(path: Path) -> int:
+    """The permission bits of the file `path` leads to (through a link)."""
+    return stat.S_IMODE(path.stat().st_mode)
 
 
 def _stored(
@@ -75,8 +135,9 @@ def _stored(
     there cannot make serve, as root perhaps, write a file wherever it points; a link to
     nothing is named as such (exit 2) rather than followed.
     """
-    if given is not None and given.get_secret_value():
-        return given.get_secret_value(), None, False
+    value = _given(given)
+    if value is not None:
+        return value, None, False
     path = settings.data_dir / name
     created = False
     try:
@@ -101,19 +162,72 @@ def _stored(
                 path=str(path),
             ) from None
         created = True
+    return _read(path), path, created
+
+
+def _read(path: Path) -> str:
+    """The secret in the regular file at `path` (a link followed), or ConfigError naming it.
+
+    Opened without blocking and read up to MAX_SECRET_FILE bytes: a FIFO would hang serve
+    and /dev/zero would fill its memory. A file others can write is refused (they could
+    change the key); one they can only read is taken, Kubernetes mounts secrets 0644.
+    """
     try:
-        value = path.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError) as exc:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
         if path.is_symlink() and not path.exists():
             raise ConfigError(
                 f"is a link to {path.readlink()}, which does not exist: point it at the"
                 " file that holds the secret, or delete the link to get a new one",
                 path=str(path),
             ) from None
-        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise ConfigError(
-            f"cannot read it ({why}): delete it to get a new one", path=str(path)
+            f"cannot read it ({exc.strerror or exc}): delete it to get a new one", path=str(path)
+        ) from None
+    try:
+        data = _regular_contents(fd, path)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_SECRET_FILE:
+        raise ConfigError(
+            f"is longer than {MAX_SECRET_FILE} bytes, no secret: put one made with"
+            f" `{_MAKE_ONE}` in it, or delete it to get a new one",
+            path=str(path),
+        )
+    try:
+        value = data.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise ConfigError(
+            "cannot read it (not UTF-8 text): delete it to get a new one", path=str(path)
         ) from None
     if not value:
         raise ConfigError("is empty: delete it to get a new one", path=str(path))
-    return value, path, created
+    return value
+
+
+def _regular_contents(fd: int, path: Path) -> bytes:
+    """Up to MAX_SECRET_FILE + 1 bytes of the regular file open as `fd`, not writable by others."""
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise ConfigError(
+            "is not a regular file: put the secret in a file there, or delete it to get a new one",
+            path=str(path),
+        )
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise ConfigError(
+            f"has mode {stat.S_IMODE(info.st_mode):04o}: others can change it; run"
+            f" `chmod 600 {path}`",
+            path=str(path),
+        )
+    data = b""
+    try:
+        while len(data) <= MAX_SECRET_FILE:  # a read may return less than asked (NFS, FUSE)
+            chunk = os.read(fd, MAX_SECRET_FILE + 1 - len(data))
+            if not chunk:
+                break
+            data += chunk
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read it ({exc.strerror or exc}): delete it to get a new one", path=str(path)
+        ) from None
+    return data

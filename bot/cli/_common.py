@@ -243,8 +243,10 @@ def missing_sqlite_file(url: str) -> Path | None:
     """The file of an SQLite queue URL when it does not exist yet (else None)."""
     if not url.startswith("sqlite:///"):
         return None
+    from bot.queue.sqlite import queue_file_exists
+
     path = Path(url[len("sqlite:///") :])
-    return None if path.exists() else path
+    return None if queue_file_exists(path) else path
 
 
 @contextmanager

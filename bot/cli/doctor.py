@@ -93,7 +93,10 @@ def check_queue(settings: Settings) -> Check:
     from bot.queue import open_queue
     from bot.queue.sqlite import SqliteQueue
 
-    missing = missing_sqlite_file(settings.queue)
+    try:
+        missing = missing_sqlite_file(settings.queue)
+    except ConfigError as exc:  # a folder this user cannot enter: the other checks still run
+        return Check("queue", False, str(exc))
     if missing is not None:
         return _queue_to_make(missing)
     url, password = safe_url(settings.queue), url_password(settings.queue)

@@ -16,11 +16,12 @@ import signal
 import socket
 import threading
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
-from bot.cli._app_secrets import check_webhook_secret, jobs_password, webhook_secret
+from bot.cli._app_secrets import check_secret_files, file_mode, jobs_password, webhook_secret
 from bot.cli.app import app
 from bot.cli.options import finite_float
 from bot.config import Settings, load_settings
@@ -108,6 +109,17 @@ def _start(
         intake=intake,
     )
     return queue, metrics, pool, deps
+
+
+def _mode(path: Path) -> str:
+    """`mode 0600`, and one warning line when others can read the secret in `path`."""
+    mode = file_mode(path)
+    if mode & 0o044:  # a warning only: Kubernetes mounts secrets 0644 unless told otherwise
+        typer.echo(
+            f"warning: {path} has mode {mode:04o}: others can read it; run `chmod 600 {path}`",
+            err=True,
+        )
+    return f"mode {mode:04o}"
 
 
 def _check_listen(host: str, port: int) -> None:
@@ -200,6 +212,7 @@ def run_server(
     import uvicorn
 
     from bot.queue import open_queue
+    from bot.wiring import app_auth
     from bot.worker.intake import Intake
     from webhooks.app import create_app
     from webhooks.server import ServerLimits, guarded_protocol, quiet_repeats
@@ -207,7 +220,11 @@ def run_server(
 
     limits = limits or ServerLimits()
     settings = load_settings()
-    check_webhook_secret(settings)  # as a bad AGENTBOT_QUEUE, a short one stops serve here
+    # Every setting and secret file is checked before anything is made: a refused start
+    # leaves no queue or secret behind.
+    check_secret_files(settings)
+    app_auth(settings)
+    settings.check_queue_folder()
     queue = open_queue(settings.queue)  # a bad AGENTBOT_QUEUE stops serve before any file
     secret, path, created = webhook_secret(settings)
     password, password_path, _ = jobs_password(settings)
@@ -216,7 +233,7 @@ def run_server(
     if path is not None:
         what = "created a new" if created else "using the"
         typer.echo(
-            f"{what} webhook secret in {path} (mode 0600): give that value to the App's"
+            f"{what} webhook secret in {path} ({_mode(path)}): give that value to the App's"
             " webhook settings, or set GITHUB_WEBHOOK_SECRET",
             err=True,
         )
@@ -230,7 +247,7 @@ def run_server(
         log.warning("no GitHub credentials configured: deliveries are stored, jobs will fail")
     if password_path is not None:
         typer.echo(
-            f"jobs page: any user name, the password in {password_path} (mode 0600),"
+            f"jobs page: any user name, the password in {password_path} ({_mode(password_path)}),"
             " or set AGENTBOT_JOBS_PASSWORD",
             err=True,
         )
@@ -299,6 +316,7 @@ def run_workers(
 ) -> None:
     """`concurrency` workers running `handlers` on the configured queue, until SIGINT/SIGTERM."""
     settings = load_settings()
+    settings.check_queue_folder()
     setup_logging(json_lines=True, secrets=_secrets(settings, ""))
     log = logging.getLogger("agentbot.worker")
     queue, _metrics, pool, deps = _start(

@@ -7,7 +7,14 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic import ValidationError as PydanticValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -90,6 +97,14 @@ class Settings(BaseSettings):
     )
     """The installation's spend per UTC calendar month, every repository together."""
 
+    @field_validator("data_dir", "queue", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: Any, info: ValidationInfo) -> Any:
+        # `AGENTBOT_DATA_DIR=` would be the current folder, where secrets must not land.
+        if isinstance(value, str) and not value.strip():
+            return default_data_dir() if info.field_name == "data_dir" else ""
+        return value
+
     @field_validator("data_dir")
     @classmethod
     def _absolute(cls, value: Path) -> Path:
@@ -128,8 +143,26 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _queue_in_data_dir(self) -> Settings:
         if not self.queue:
-            self.queue = f"sqlite:///{self.data_dir / 'agentbot.db'}"
+            self.queue = self._default_queue()
         return self
+
+    def check_queue_folder(self) -> None:
+        """ConfigError when a SQLite AGENTBOT_QUEUE that was set names a missing folder.
+
+        The default queue's folder (the data dir) is made; a set one's is not, so a typo in
+        the path is named rather than silently made a new, empty queue somewhere else.
+        """
+        if not self.queue.startswith("sqlite:///") or self.queue == self._default_queue():
+            return
+        folder = Path(self.queue[len("sqlite:///") :]).absolute().parent
+        if not folder.is_dir():
+            raise ConfigError(
+                f"the folder {folder} of AGENTBOT_QUEUE does not exist: create it or fix the path",
+                path="AGENTBOT_QUEUE",
+            )
+
+    def _default_queue(self) -> str:
+        return f"sqlite:///{self.data_dir / 'agentbot.db'}"
 
     def app_private_key(self) -> str | None:
         """The App's PEM key, from the variable or the file it names."""
@@ -140,7 +173,8 @@ class Settings(BaseSettings):
                 return self.github_app_private_key_path.read_text(encoding="utf-8")
             except OSError as exc:
                 raise ConfigError(
-                    f"cannot read the App key: {exc.strerror}",
+                    f"cannot read the App key {self.github_app_private_key_path}:"
+                    f" {exc.strerror or exc}",
                     path="GITHUB_APP_PRIVATE_KEY_PATH",
                 ) from exc
             except UnicodeDecodeError:

@@ -40,7 +40,7 @@ def open_queue(
 ) -> JobQueue:
     """Open `sqlite:///PATH` (`sqlite:////abs.db` is absolute) or `postgresql://...[?schema=S]`."""
     # Without `create` (commands that only read) a SQLite queue must exist: nothing is made.
-    scheme = urlsplit(url).scheme
+    scheme = url.partition(":")[0].lower() if ":" in url else ""  # urlsplit may raise
     if scheme == "sqlite":
         from bot.queue.sqlite import SqliteQueue
 
@@ -62,16 +62,46 @@ def open_queue(
                 path="AGENTBOT_QUEUE",
             ) from exc
 
-        parts = urlsplit(url)
-        query = parse_qs(parts.query)
-        schema = query.pop("schema", ["agentbot"])[-1]
-        rest = "&".join(f"{k}={v}" for k, vs in query.items() for v in vs)
-        conninfo = parts._replace(query=rest).geturl()
+        conninfo, schema = _postgres_parts(url)
         return PostgresQueue(conninfo, schema=schema, max_attempts=max_attempts)
     raise ConfigError(
         f"unsupported queue URL scheme {scheme!r}: use sqlite:///PATH or postgresql://...",
         path="AGENTBOT_QUEUE",
     )
+
+
+def _postgres_parts(url: str) -> tuple[str, str]:
+    """(libpq's URL, schema) of a PostgreSQL AGENTBOT_QUEUE; ConfigError saying what is wrong."""
+    from bot.db_url import safe_url
+    from bot.queue.postgres.sql import SCHEMA_NAME
+
+    # The driver's own errors would exit 1 without naming the variable; the password is
+    # never shown (safe_url), and a URL that does not split is not quoted at all.
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise ConfigError(
+            f"the PostgreSQL URL does not parse ({exc})", path="AGENTBOT_QUEUE"
+        ) from None
+    try:
+        parts.port  # noqa: B018 (parsed for its error)
+    except ValueError:
+        port = parts.netloc.rpartition("@")[2].rpartition(":")[2]
+        raise ConfigError(
+            f"the port {port!r} of {safe_url(url)} is not a number from 1 to 65535: fix it, or"
+            " leave it out for 5432",
+            path="AGENTBOT_QUEUE",
+        ) from None
+    query = parse_qs(parts.query)
+    schema = query.pop("schema", ["agentbot"])[-1]
+    if not SCHEMA_NAME.fullmatch(schema):
+        raise ConfigError(
+            f"the schema {schema!r} of {safe_url(url)} is not a plain name: use lower-case"
+            " letters, digits and _ (at most 63), or leave ?schema= out for agentbot",
+            path="AGENTBOT_QUEUE",
+        )
+    rest = "&".join(f"{k}={v}" for k, vs in query.items() for v in vs)
+    return parts._replace(query=rest).geturl(), schema
 
 
 __all__ = [

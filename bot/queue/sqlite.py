@@ -103,6 +103,33 @@ RETURNING job_id
 """
 
 
+def queue_file_exists(path: Path) -> bool:
+    """Whether the queue file is there; ConfigError naming the folder this user cannot enter."""
+    try:
+        path.stat()
+    except FileNotFoundError:
+        return False
+    except NotADirectoryError:
+        return False  # a file where a folder should be: named when the queue is made
+    except PermissionError:
+        folder = _closed_folder(path)
+        raise ConfigError(
+            f"cannot look into the folder {folder} as uid {os.getuid()} (permission denied):"
+            " run agentbot as the user that owns it, give this uid access to it, or set"
+            " AGENTBOT_DATA_DIR (or AGENTBOT_QUEUE) to a folder of this user",
+            path="AGENTBOT_DATA_DIR",
+        ) from None
+    return True
+
+
+def _closed_folder(path: Path) -> Path:
+    """The first folder on the way to `path` this user may not enter."""
+    for folder in reversed(path.absolute().parents):
+        if not os.access(folder, os.X_OK):
+            return folder
+    return path.absolute().parent
+
+
 class SqliteQueue(QueueBase):
     """The default queue: a single SQLite file (see the module docstring)."""
 
@@ -130,6 +157,7 @@ class SqliteQueue(QueueBase):
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
         self.payloads = PayloadFile(self.path)
+        exists = queue_file_exists(self.path)
         if self.path.is_symlink():
             # serve may run as root on a data dir others can write: a planted link would
             # have it create or write a database wherever the link points.
@@ -138,7 +166,7 @@ class SqliteQueue(QueueBase):
                 " queue through a link; set AGENTBOT_QUEUE to the file itself, or remove the link",
                 path="AGENTBOT_QUEUE",
             )
-        if not create and not self.path.exists():
+        if not create and not exists:
             raise ConfigError(
                 f"there is no queue at {self.path}: `agentbot serve` (or `agentbot worker`)"
                 " creates it; if it should be there, check AGENTBOT_QUEUE and AGENTBOT_DATA_DIR"
@@ -148,7 +176,7 @@ class SqliteQueue(QueueBase):
         try:
             if create:
                 self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-                if not self.path.exists():  # a link made meanwhile is not followed
+                if not exists:  # a link made meanwhile is not followed
                     flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW
                     os.close(os.open(self.path, flags, 0o600))
         except OSError as exc:
