@@ -198,3 +198,19 @@ def test_tdd_checks_the_model_before_making_the_folder(tmp_path: Path) -> None:
     proc = run(tmp_path, "tdd", "kata.md", "--repo", str(tmp_path / "new" / "dir"))
     _one_clear_line(proc, "ANTHROPIC_API_KEY")
     assert not (tmp_path / "new").exists() and not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize("command", ["validate", "tdd"])
+def test_a_checkout_config_that_is_a_fifo_is_named_not_waited_on(
+    tmp_path: Path, command: str
+) -> None:
+    (tmp_path / "kata.md").write_text(KATA)
+    project = tmp_path / "project"
+    (project / ".github").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    os.mkfifo(project / ".github" / "agentbot.yml")
+    args = (
+        ["--repo", str(project)] if command == "validate" else ["kata.md", "--repo", str(project)]
+    )
+    proc = run(tmp_path, command, *args)
+    _one_clear_line(proc, "agentbot.yml", "regular file")

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.cli._common import repo_ok, usage_error
-from bot.cli._files import read_input
 from bot.events import repo_full_name
+from bot.input_files import read_input
 
 
 def event_payload(path: Path) -> dict[str, Any]:

@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from bot.cli._common import pushed_branch, run_on_checkout, usage_error
-from bot.cli._files import read_input
 from bot.cli.app import app
 from bot.cli.options import (
     MAX_COUNT,
@@ -20,6 +19,7 @@ from bot.cli.options import (
     JsonOption,
 )
 from bot.errors import TaskParseError
+from bot.input_files import read_input
 from bot.models import Job, JobKind
 from bot.tasks_md import TASK_LINE, parse_selection, parse_tasks, select
 

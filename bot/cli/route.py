@@ -8,12 +8,12 @@ from typing import Annotated, Any
 
 import typer
 
-from bot.cli._files import read_input
 from bot.cli.app import EXIT_OK, EXIT_USAGE, app
 from bot.cli.options import EVENT_NAME_HINT, GivenPath, given
 from bot.config import RepoConfig
 from bot.errors import ConfigError
 from bot.events import decide, decision_json
+from bot.input_files import read_input
 
 
 def _fail(message: str) -> typer.Exit:

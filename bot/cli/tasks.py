@@ -11,10 +11,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from bot.cli._files import read_input
 from bot.cli.app import EXIT_OK, EXIT_USAGE, app
 from bot.cli.options import GivenPath
 from bot.errors import TaskParseError
+from bot.input_files import read_input
 from bot.tasks_md import TASK_LINE, Phase, Task, TaskPlan, parse_tasks
 
 

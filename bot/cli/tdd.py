@@ -8,11 +8,12 @@ from typing import Annotated, cast
 import typer
 
 from bot.cli._common import cli_settings, open_sandbox, usage_error
-from bot.cli._files import private_dir, read_input
+from bot.cli._files import private_dir
 from bot.cli.app import EXIT_FAILED, EXIT_OK, app
 from bot.cli.options import MAX_COUNT, GivenPath
 from bot.config import REPO_CONFIG_PATH, RepoConfig
 from bot.errors import AgentbotError, ConfigError, KataParseError
+from bot.input_files import read_input
 from bot.ports import GitHubPort, JobEnv
 from bot.tdd.kata import parse_kata
 from bot.tdd.skeleton import LANGUAGES, detect_language, is_empty
