@@ -61,7 +61,7 @@ def given(what: str) -> Callable[[typer.CallbackParam, str], str]:
         if value.strip():
             return value
         flag = param.opts[0] if param.opts else str(param.name)
-        where = f" (or set {param.envvar})" if isinstance(param.envvar, str) else ""
+        where = f", or set {param.envvar}" if isinstance(param.envvar, str) else ""
         raise usage_error(f"{flag} {value!r}: give {what}{where}")
 
     return check
