@@ -81,11 +81,12 @@ class Session:
         """Make a new, unique session folder (`-2`, `-3`… when the name is taken)."""
         base = f"{clock.now():%Y-%m-%d}_{slugify(slug)}"
         root = data_dir / "sessions"
-        root.mkdir(parents=True, exist_ok=True)
+        # Transcripts quote what the agent read: private wherever the data dir was made.
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
         for n in range(1, 10_000):
             path = root / (base if n == 1 else f"{base}-{n}")
             try:
-                path.mkdir()
+                path.mkdir(mode=0o700)
             except FileExistsError:
                 continue
             return cls(path, clock)
@@ -113,7 +114,13 @@ class Session:
         # passes the outbound scanner.
         plain = json.loads(json.dumps(record, default=_json_default, ensure_ascii=False))
         line = json.dumps(redact_data(plain), ensure_ascii=False)
-        with self._lock, (self.path / TRANSCRIPT_FILE).open("a", encoding="utf-8") as fh:
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+        with (
+            self._lock,
+            os.fdopen(
+                os.open(self.path / TRANSCRIPT_FILE, flags, 0o600), "a", encoding="utf-8"
+            ) as fh,
+        ):
             fh.write(line + "\n")
 
     def read_transcript(self) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""`agentbot route`: one JSON line per decision, exit 0; unreadable input exits 2."""
+"""`agentbot route`: one JSON line per decision, exit 0; unreadable or non-object input exits 2."""
 
 from __future__ import annotations
 
@@ -101,10 +101,11 @@ def test_bot_login_and_default_branch_options(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("payload", [[], "text", None, 3])
-def test_valid_json_that_is_not_an_object_is_ignored(tmp_path: Path, payload: Any) -> None:
-    code, out, _ = run("--event-name", "issues", "--payload", str(write(tmp_path, payload)))
-    assert code == 0
-    assert json.loads(out)["action"] == "ignore"
+def test_valid_json_that_is_not_an_object_exits_2(tmp_path: Path, payload: Any) -> None:
+    path = write(tmp_path, payload)
+    code, out, err = run("--event-name", "issues", "--payload", str(path))
+    assert code == 2 and out == ""
+    assert str(path) in err and "not a JSON object" in err
 
 
 def test_missing_payload_file_exits_2(tmp_path: Path) -> None:

@@ -266,9 +266,15 @@ def test_what_the_agent_wrote_cannot_become_a_workflow_command(tmp_path: Path) -
 @pytest.mark.parametrize(
     ("args", "said"),
     [
-        (["--limit", "abc"], "input limit must be a whole number above 0, got 'abc'"),
-        (["--limit", "0"], "input limit must be a whole number above 0"),
-        (["--max-usd", "-3"], "input max_usd must be a number of dollars above 0"),
+        (
+            ["--limit", "abc"],
+            "input limit (--limit / AGENTBOT_LIMIT) must be a whole number above 0, got 'abc'",
+        ),
+        (["--limit", "0"], "input limit (--limit / AGENTBOT_LIMIT) must be a whole number above 0"),
+        (
+            ["--max-usd", "-3"],
+            "input max_usd (--max-usd / AGENTBOT_MAX_USD) must be a number of dollars above 0",
+        ),
         (["--config", "../../etc/passwd"], "must be a path inside the repository"),
         (["--config", "/etc/passwd"], "must be a path inside the repository"),
         (["--neutral-exit-code", "300"], "less than or equal to 255"),  # exit codes: 0-255

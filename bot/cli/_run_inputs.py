@@ -10,6 +10,7 @@ from typing import Any
 
 from bot.cli._common import repo_ok, usage_error
 from bot.events import repo_full_name
+from bot.input_files import read_input
 
 
 def event_payload(path: Path) -> dict[str, Any]:
@@ -27,13 +28,19 @@ def event_payload(path: Path) -> dict[str, Any]:
         # `schedule` payloads carry no repository; the runner's variable names it.
         payload["repository"] = {"full_name": given}
     if repo_full_name(payload) is None:
+        named = payload.get("repository")
+        name = named.get("full_name") if isinstance(named, dict) else named
+        if name is not None:  # named, but not as GitHub names one: say what was there
+            raise usage_error(
+                f"{path}: the payload's repository {name!r} is not OWNER/REPO (e.g. octo/app)"
+            )
         raise usage_error("the event names no repository and GITHUB_REPOSITORY is not set")
     return payload
 
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_input(path).decode("utf-8"))
     except OSError as exc:
         raise usage_error(f"cannot read the event payload {path}: {exc.strerror}") from exc
     except UnicodeDecodeError:
@@ -55,6 +62,10 @@ def check_run_inputs(inputs: Mapping[str, str], config_path: str) -> None:
 
     if any(inputs.values()):
         _, problem = dispatch_params(inputs)
+        for name in inputs if problem else ():
+            # The problem names the action's input; here it came from an option or a variable.
+            where = f"input {name} (--{name.replace('_', '-')} / AGENTBOT_{name.upper()})"
+            problem = problem.replace(f"input {name} ", f"{where} ")
         if problem:
             raise usage_error(problem)
     path = Path(config_path)

@@ -9,10 +9,18 @@ import typer
 
 from bot.cli._common import pushed_branch, run_on_checkout, usage_error
 from bot.cli.app import app
-from bot.cli.options import CheckoutDryRunOption, CheckoutOption, GitHubRepoOption, JsonOption
+from bot.cli.options import (
+    CheckoutDryRunOption,
+    CheckoutOption,
+    GitHubRepoOption,
+    JsonOption,
+    non_empty,
+)
 from bot.models import Job, JobKind
 
-Targets = Annotated[list[str] | None, typer.Argument(help="Only these files or methods.")]
+Targets = Annotated[
+    list[str] | None, typer.Argument(metavar="TARGETS", help="Only these files or methods.")
+]
 
 
 @app.command()
@@ -20,7 +28,11 @@ def cover(
     targets: Targets = None,
     repo_dir: CheckoutOption = Path(),
     base: Annotated[
-        str | None, typer.Option(help="Compare with this branch (default: the default branch).")
+        str | None,
+        typer.Option(
+            callback=non_empty("a branch name (e.g. --base main)"),
+            help="Compare with this branch (default: the default branch).",
+        ),
     ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Go on past new red-zone methods.")
@@ -33,6 +45,9 @@ def cover(
 
     The branch must be pushed and the checkout clean: the run starts from the pushed branch.
     """
+    if any(not t.strip() for t in targets or []):
+        # An empty target would cover nothing it names; checked before the fetch.
+        raise usage_error("an empty TARGETS entry: name files or methods, or leave TARGETS out")
     repo_dir = repo_dir.resolve()
     branch, repo = pushed_branch(repo_dir, github_repo)
     if base is not None and base == branch:

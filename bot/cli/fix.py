@@ -15,6 +15,7 @@ from bot.cli._common import (
     usage_error,
 )
 from bot.cli.app import app
+from bot.cli.options import GivenPath
 from bot.models import Job, JobKind
 
 
@@ -24,7 +25,11 @@ def fix(
     repo_dir: Annotated[
         Path | None,
         typer.Option(
-            "--repo", exists=True, file_okay=False, help="Work in this checkout, not a fresh clone."
+            "--repo",
+            exists=True,
+            file_okay=False,
+            path_type=GivenPath,
+            help="Work in this checkout, not a fresh clone.",
         ),
     ] = None,
     dry_run: Annotated[

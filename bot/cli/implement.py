@@ -9,15 +9,27 @@ import typer
 
 from bot.cli._common import pushed_branch, run_on_checkout, usage_error
 from bot.cli.app import app
-from bot.cli.options import CheckoutDryRunOption, CheckoutOption, GitHubRepoOption, JsonOption
+from bot.cli.options import (
+    MAX_COUNT,
+    MAX_NUMBER,
+    CheckoutDryRunOption,
+    CheckoutOption,
+    GitHubRepoOption,
+    GivenPath,
+    JsonOption,
+)
 from bot.errors import TaskParseError
+from bot.input_files import read_input
 from bot.models import Job, JobKind
 from bot.tasks_md import TASK_LINE, parse_selection, parse_tasks, select
 
 
 @app.command()
 def implement(
-    tasks_md: Annotated[Path, typer.Argument(metavar="TASKS_MD", help="The tasks.md to work.")],
+    tasks_md: Annotated[
+        Path,
+        typer.Argument(metavar="TASKS_MD", path_type=GivenPath, help="The tasks.md to work."),
+    ],
     selection: Annotated[
         list[str] | None,
         typer.Argument(
@@ -31,9 +43,13 @@ def implement(
     ] = None,
     phase: Annotated[
         int | None,
-        typer.Option(min=1, help="Only this phase number's tasks; same as `phase N`."),
+        typer.Option(
+            min=1, max=MAX_COUNT, help="Only this phase number's tasks; same as `phase N`."
+        ),
     ] = None,
-    pr: Annotated[int | None, typer.Option(min=1, help="Update this pull request's body.")] = None,
+    pr: Annotated[
+        int | None, typer.Option(min=1, max=MAX_NUMBER, help="Update this pull request's body.")
+    ] = None,
     github_repo: GitHubRepoOption = None,
     dry_run: CheckoutDryRunOption = False,
     as_json: JsonOption = False,
@@ -44,9 +60,12 @@ def implement(
     """
     repo_dir = repo_dir.resolve()
     path = tasks_md.resolve()
-    if not path.is_file():
-        raise usage_error(f"{tasks_md}: no such file")
-    data = path.read_bytes()
+    try:
+        data = read_input(path)
+    except FileNotFoundError:
+        raise usage_error(f"{tasks_md}: no such file") from None
+    except OSError as exc:
+        raise usage_error(f"{tasks_md}: cannot read: {exc.strerror or exc}") from None
     try:
         plan = parse_tasks(data.decode("utf-8"))
     except UnicodeDecodeError as exc:

@@ -9,7 +9,7 @@ import typer
 
 from bot.cli._common import reading_queue, usage_error
 from bot.cli.app import EXIT_OK, app
-from bot.cli.options import non_empty
+from bot.cli.options import MAX_COUNT, non_empty
 from bot.config import load_settings
 from bot.queue import JobRecord, JobState
 
@@ -25,7 +25,7 @@ def _outcome(job: JobRecord) -> str:
 @app.command()
 def jobs(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
-    limit: int = typer.Option(50, min=1, help="Newest N jobs."),
+    limit: int = typer.Option(50, min=1, max=MAX_COUNT, help="Newest N jobs."),
     state: str | None = typer.Option(
         None, callback=non_empty(f"one of {_STATES}"), help="Only jobs in this state."
     ),

@@ -8,11 +8,37 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic_core import PydanticCustomError, core_schema
 
 from bot.cli._common import usage_error
 
 REPO_HINT = "OWNER/REPO (e.g. octo/app)"
 """What a repository option takes, for its messages."""
+
+MAX_COUNT = 100_000
+"""The most a count option (--limit, --max-cycles) takes: more is a typo, and SQLite and
+the loops take no number past 2**63."""
+MAX_THREADS = 256
+"""The most worker threads one process starts (--concurrency, serve --workers)."""
+MAX_NUMBER = 2**31 - 1
+"""GitHub's issue and pull request numbers are 32-bit."""
+
+
+class GivenPath(type(Path())):  # type: ignore[misc]
+    """A path option's type: "" is refused (exit 2, naming the option), not read as "."."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        """typer validates a path through pydantic: this refuses the empty one there."""
+
+        def check(value: Any) -> Path:
+            if isinstance(value, str) and not value.strip():
+                raise PydanticCustomError(
+                    "empty_path", "an empty path: give a file or folder (. for this one)"
+                )
+            return Path(value)
+
+        return core_schema.no_info_plain_validator_function(check)
 
 
 def non_empty(what: str) -> Callable[[typer.CallbackParam, str | None], str | None]:
@@ -28,6 +54,22 @@ def non_empty(what: str) -> Callable[[typer.CallbackParam, str | None], str | No
     return check
 
 
+def given(what: str) -> Callable[[typer.CallbackParam, str], str]:
+    """A required text option's check: "" or blanks is refused naming `what` to give (exit 2)."""
+
+    def check(param: typer.CallbackParam, value: str) -> str:
+        if value.strip():
+            return value
+        flag = param.opts[0] if param.opts else str(param.name)
+        where = f", or set {param.envvar}" if isinstance(param.envvar, str) else ""
+        raise usage_error(f"{flag} {value!r}: give {what}{where}")
+
+    return check
+
+
+EVENT_NAME_HINT = "the event's name (e.g. issues, push)"
+"""What an event name option takes, for its messages."""
+
 GitHubRepoOption = Annotated[
     str | None,
     typer.Option(
@@ -41,7 +83,13 @@ CheckoutDryRunOption = Annotated[
 ]
 CheckoutOption = Annotated[
     Path,
-    typer.Option("--repo", exists=True, file_okay=False, help="The checkout (its branch is used)."),
+    typer.Option(
+        "--repo",
+        exists=True,
+        file_okay=False,
+        path_type=GivenPath,
+        help="The checkout (its branch is used).",
+    ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 

@@ -13,7 +13,7 @@ from bot.cli._common import (
     usage_error,
 )
 from bot.cli.app import app
-from bot.cli.options import finite_float
+from bot.cli.options import MAX_COUNT, finite_float
 from bot.models import Job, JobKind
 
 
@@ -21,7 +21,7 @@ from bot.models import Job, JobKind
 def refuel(
     repo: Annotated[str, typer.Argument(metavar="OWNER/REPO", help="The repository.")],
     label: Annotated[str | None, typer.Option(help="Backlog label (default: labels.fix).")] = None,
-    limit: Annotated[int, typer.Option(min=1, help="Most issues to process.")] = 10,
+    limit: Annotated[int, typer.Option(min=1, max=MAX_COUNT, help="Most issues to process.")] = 10,
     max_usd: Annotated[
         float | None,
         finite_float(

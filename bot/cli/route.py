@@ -9,9 +9,11 @@ from typing import Annotated, Any
 import typer
 
 from bot.cli.app import EXIT_OK, EXIT_USAGE, app
+from bot.cli.options import EVENT_NAME_HINT, GivenPath, given
 from bot.config import RepoConfig
 from bot.errors import ConfigError
 from bot.events import decide, decision_json
+from bot.input_files import read_input
 
 
 def _fail(message: str) -> typer.Exit:
@@ -19,15 +21,17 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(EXIT_USAGE)
 
 
-def _read_payload(path: Path) -> Any:
+def _read_payload(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_input(path).decode("utf-8")
     except FileNotFoundError:
         raise _fail(f"payload file {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise _fail(f"cannot read payload file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
         raise _fail(f"cannot read payload file {path}: {exc}") from None
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise _fail(
             f"payload file {path} is not valid JSON (line {exc.lineno}, column {exc.colno}):"
@@ -35,14 +39,19 @@ def _read_payload(path: Path) -> Any:
         ) from None
     except RecursionError:
         raise _fail(f"payload file {path} is nested too deeply to be a webhook payload") from None
+    if not isinstance(data, dict):  # as `agentbot run`: no webhook payload is anything else
+        raise _fail(f"payload file {path} is not a JSON object, as every webhook payload is")
+    return data
 
 
 def _read_config(path: Path | None) -> RepoConfig:
     if path is None:
         return RepoConfig()
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_input(path).decode("utf-8")
+    except OSError as exc:
+        raise _fail(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
         raise _fail(f"cannot read config file {path}: {exc}") from None
     try:
         return RepoConfig.from_text(text, source=str(path))
@@ -55,18 +64,27 @@ def route(
     event_name: Annotated[
         str,
         typer.Option(
-            "--event-name", envvar="GITHUB_EVENT_NAME", help="Webhook or Actions event name."
+            "--event-name",
+            envvar="GITHUB_EVENT_NAME",
+            callback=given(EVENT_NAME_HINT),
+            help="Webhook or Actions event name.",
         ),
     ],
     payload: Annotated[
         Path,
         typer.Option(
-            "--payload", envvar="GITHUB_EVENT_PATH", help="File holding the event's JSON payload."
+            "--payload",
+            envvar="GITHUB_EVENT_PATH",
+            path_type=GivenPath,
+            help="File holding the event's JSON payload.",
         ),
     ],
     config: Annotated[
         Path | None,
-        typer.Option(help="The repository's .github/agentbot.yml (default: all defaults)."),
+        typer.Option(
+            path_type=GivenPath,
+            help="The repository's .github/agentbot.yml (default: all defaults).",
+        ),
     ] = None,
     bot_login: Annotated[
         str, typer.Option(help="The bot's own login; its events are ignored (no loops).")

@@ -15,6 +15,7 @@ import typer
 from bot.cli._common import cli_settings, open_sandbox, usage_error
 from bot.cli._run_inputs import check_run_inputs, event_payload
 from bot.cli.app import EXIT_NEUTRAL, app
+from bot.cli.options import EVENT_NAME_HINT, GivenPath, given
 from bot.config import LOGIN, REPO_CONFIG_PATH, RepoConfig, Settings
 from bot.errors import ConfigError
 from bot.events import Delivery, Ignore
@@ -57,13 +58,30 @@ def _write_outputs(values: dict[str, str]) -> None:
 @app.command()
 def run(
     event_name: Annotated[
-        str, typer.Option(envvar="GITHUB_EVENT_NAME", help="Event name ($GITHUB_EVENT_NAME).")
+        str,
+        typer.Option(
+            envvar="GITHUB_EVENT_NAME",
+            callback=given(EVENT_NAME_HINT),
+            help="Event name ($GITHUB_EVENT_NAME).",
+        ),
     ],
     event_path: Annotated[
-        Path, typer.Option(envvar="GITHUB_EVENT_PATH", help="Payload file ($GITHUB_EVENT_PATH).")
+        Path,
+        typer.Option(
+            envvar="GITHUB_EVENT_PATH",
+            path_type=GivenPath,
+            help="Payload file ($GITHUB_EVENT_PATH).",
+        ),
     ],
     repo_dir: Annotated[
-        Path, typer.Option("--repo", exists=True, file_okay=False, help="The checkout to work in.")
+        Path,
+        typer.Option(
+            "--repo",
+            exists=True,
+            file_okay=False,
+            path_type=GivenPath,
+            help="The checkout to work in.",
+        ),
     ] = Path(),
     config_path: Annotated[
         str, typer.Option("--config", envvar="AGENTBOT_CONFIG", help="Config path in the repo.")

@@ -23,7 +23,7 @@ import typer
 
 from bot.cli._app_secrets import check_secret_files, file_mode, jobs_password, webhook_secret
 from bot.cli.app import app
-from bot.cli.options import finite_float
+from bot.cli.options import MAX_THREADS, finite_float
 from bot.config import Settings, load_settings
 from bot.db_url import safe_url
 from bot.deadline import job_timeout
@@ -152,7 +152,9 @@ POLL_SECONDS = finite_float(
 def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
     port: int = typer.Option(8080, min=1, max=65535, help="Port to listen on."),
-    workers: int = typer.Option(2, min=0, help="Embedded worker threads (0: receive only)."),
+    workers: int = typer.Option(
+        2, min=0, max=MAX_THREADS, help="Embedded worker threads (0: receive only)."
+    ),
     lease_seconds: float = LEASE_SECONDS,
     poll_seconds: float = POLL_SECONDS,
     header_timeout: float = finite_float(
@@ -302,7 +304,9 @@ def run_server(
 
 @app.command()
 def worker(
-    concurrency: int = typer.Option(2, min=1, help="Worker threads in this process."),
+    concurrency: int = typer.Option(
+        2, min=1, max=MAX_THREADS, help="Worker threads in this process."
+    ),
     lease_seconds: float = LEASE_SECONDS,
     poll_seconds: float = POLL_SECONDS,
 ) -> None:

@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from bot.cli._common import check_repo_name, reading_queue
+from bot.cli._common import check_repo_name, missing_sqlite_file, reading_queue, usage_error
 from bot.cli.app import app
 from bot.cli.options import REPO_HINT, non_empty
 from bot.config import Settings, load_settings
@@ -50,9 +50,9 @@ def stats(
     settings = load_settings()
     repos = [check_repo_name(repo)] if repo else []
     if do_backfill:  # it writes what it reads into the queue
+        known = _backfill_repos(settings, repos)
         queue = open_queue(settings.queue)
         try:
-            known = repos or sorted({j.repo for j in queue.list(100_000) if j.repo})
             n = backfill(settings, queue, known)
             if not as_json:
                 typer.echo(f"backfilled {n} pull request(s) from {len(known)} repositories")
@@ -64,6 +64,26 @@ def stats(
         typer.echo(json.dumps(figures, indent=2, default=str))
         return
     typer.echo(stats_text(figures))
+
+
+def _backfill_repos(settings: Settings, repos: list[str]) -> list[str]:
+    """The repositories to backfill, checked before the queue is made (exit 2 otherwise)."""
+    from bot.errors import NoCredentials
+    from bot.wiring import github_root
+
+    if github_root(settings) is None:  # before the queue is made: a refusal leaves nothing
+        raise usage_error(str(NoCredentials()))
+    if repos:
+        return repos
+    known: list[str] = []
+    if missing_sqlite_file(settings.queue) is None:
+        with reading_queue(settings.queue) as queue:
+            known = sorted({j.repo for j in queue.list(100_000) if j.repo})
+    if not known:  # "backfilled 0 from 0 repositories" would read as done
+        raise usage_error(
+            "--backfill: the queue names no repository yet: name one with --repo OWNER/REPO"
+        )
+    return known
 
 
 def stats_text(f: dict[str, object]) -> str:

@@ -12,7 +12,9 @@ from rich.table import Table
 from rich.text import Text
 
 from bot.cli.app import EXIT_OK, EXIT_USAGE, app
+from bot.cli.options import GivenPath
 from bot.errors import TaskParseError
+from bot.input_files import read_input
 from bot.tasks_md import TASK_LINE, Phase, Task, TaskPlan, parse_tasks
 
 
@@ -24,7 +26,7 @@ def _fail(message: str) -> typer.Exit:
 def _read(path: Path) -> str:
     """The file's text, exactly (CRLF kept); input errors exit 2 with `path[:line]: why`."""
     try:
-        data = path.read_bytes()
+        data = read_input(path)
     except FileNotFoundError:
         raise _fail(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -104,7 +106,10 @@ def _print_plan(console: Console, path: Path, plan: TaskPlan) -> None:
 
 @app.command("tasks")
 def tasks_command(
-    tasks_md: Annotated[Path, typer.Argument(metavar="TASKS_MD", help="A Spec Kit tasks.md file.")],
+    tasks_md: Annotated[
+        Path,
+        typer.Argument(metavar="TASKS_MD", path_type=GivenPath, help="A Spec Kit tasks.md file."),
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
 ) -> None:
     """Parse TASKS_MD and print its phases and batches; on a format error print path:line (exit 2).

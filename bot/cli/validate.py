@@ -13,7 +13,9 @@ from rich.table import Table
 from rich.text import Text
 
 from bot.cli._common import fallback_notice
+from bot.cli._files import private_dir
 from bot.cli.app import EXIT_FAILED, EXIT_OK, EXIT_USAGE, app
+from bot.cli.options import GivenPath
 from bot.config import REPO_CONFIG_PATH, RepoConfig, load_settings
 from bot.errors import ConfigError
 from bot.models import QualityGateResult, ValidationReport
@@ -101,7 +103,14 @@ def _print_report(console: Console, report: ValidationReport) -> None:
 @app.command()
 def validate(
     repo: Annotated[
-        Path, typer.Option("--repo", exists=True, file_okay=False, help="The checkout to validate.")
+        Path,
+        typer.Option(
+            "--repo",
+            exists=True,
+            file_okay=False,
+            path_type=GivenPath,
+            help="The checkout to validate.",
+        ),
     ] = Path(),
     fix: Annotated[
         bool,
@@ -140,6 +149,7 @@ def validate(
         if not as_json:
             progress.print(f"  {gate.gate_name}: {gate.status}", style=_STYLE[gate.status])
 
+    private_dir(settings.data_dir)
     policy = SandboxPolicy.for_settings(settings, app=False)
     had = _egg_info(repo)
     try:

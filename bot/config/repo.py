@@ -26,6 +26,7 @@ from bot.config.sections import (
     ValidationConfig,
 )
 from bot.errors import ConfigError
+from bot.input_files import read_input
 
 REPO_CONFIG_PATH = ".github/agentbot.yml"
 PRICE_FIELDS = ("input", "output", "cache_write", "cache_read")
@@ -138,7 +139,7 @@ class RepoConfig(Section):
     def from_file(cls, path: Path) -> RepoConfig:
         """Load a file; a missing file means all defaults."""
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_input(path).decode("utf-8")
         except FileNotFoundError:
             return cls()
         except UnicodeDecodeError as exc:
