@@ -430,3 +430,27 @@ def test_a_malformed_postgres_queue_url_is_named_with_exit_2(
         proc = run(tmp_path, command, *args, AGENTBOT_QUEUE=url)
         _one_clear_line(proc, "AGENTBOT_QUEUE", says)
         assert "hunter2secret" not in proc.stderr
+
+
+@pytest.mark.parametrize("command", ["serve", "worker"])
+def test_a_bad_app_key_file_stops_serve_and_worker_before_any_queue(
+    tmp_path: Path, command: str
+) -> None:
+    args = ["--port", _free_port()] if command == "serve" else []
+    proc = run(
+        tmp_path,
+        command,
+        *args,
+        GITHUB_APP_ID="1",
+        GITHUB_APP_PRIVATE_KEY_PATH=str(tmp_path / "missing.pem"),
+    )
+    _one_clear_line(proc, "GITHUB_APP_PRIVATE_KEY_PATH", "missing.pem")
+    assert not (tmp_path / "data").exists()
+
+
+def test_doctor_fails_a_set_queue_in_a_missing_folder_as_serve_refuses_it(tmp_path: Path) -> None:
+    db = tmp_path / "typo" / "dir" / "q.db"
+    proc = run(tmp_path, "doctor", AGENTBOT_QUEUE=f"sqlite:///{db}")
+    line = next(x for x in proc.stdout.splitlines() if "queue" in x and str(db.parent) in x)
+    assert line.split()[0] == "FAIL" and "does not exist" in line, proc.stdout
+    assert not (tmp_path / "typo").exists()

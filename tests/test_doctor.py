@@ -148,17 +148,18 @@ def test_a_repo_named_with_repo_that_is_no_checkout_fails(tmp_path: Path) -> Non
 
 
 def test_a_queue_not_made_yet_passes_and_is_not_created(tmp_path: Path) -> None:
-    db = tmp_path / "nowhere" / "q.db"
+    db = tmp_path / "q.db"  # a set queue's folder must exist (serve refuses it otherwise)
     proc = doctor(tmp_path, {"AGENTBOT_QUEUE": f"sqlite:///{db}"})
     [line] = [x for x in proc.stdout.splitlines() if "queue:" in x]
     assert line == f"ok    queue: there is no queue at {db} yet: `agentbot serve` creates it"
-    assert not (tmp_path / "nowhere").exists()
+    assert not db.exists()
 
 
 def test_a_queue_serve_could_not_create_fails(tmp_path: Path) -> None:
     (tmp_path / "a-file").write_text("")
-    db = tmp_path / "a-file" / "sub" / "q.db"
-    proc = doctor(tmp_path, {"AGENTBOT_QUEUE": f"sqlite:///{db}"})
+    data = tmp_path / "a-file" / "sub"  # the default queue, whose folder serve would make
+    db = data / "agentbot.db"
+    proc = doctor(tmp_path, {"AGENTBOT_DATA_DIR": str(data)})
     [line] = [x for x in proc.stdout.splitlines() if "queue:" in x]
     assert line == (
         f"FAIL  queue: there is no queue at {db}, and `agentbot serve` could not create it:"

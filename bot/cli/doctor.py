@@ -94,6 +94,7 @@ def check_queue(settings: Settings) -> Check:
     from bot.queue.sqlite import SqliteQueue
 
     try:
+        settings.check_queue_folder()  # as serve and worker refuse it
         missing = missing_sqlite_file(settings.queue)
     except ConfigError as exc:  # a folder this user cannot enter: the other checks still run
         return Check("queue", False, str(exc))

@@ -319,7 +319,10 @@ def run_workers(
     *, concurrency: int, lease_seconds: float, poll_seconds: float, handlers: Handlers | None = None
 ) -> None:
     """`concurrency` workers running `handlers` on the configured queue, until SIGINT/SIGTERM."""
+    from bot.wiring import app_auth
+
     settings = load_settings()
+    app_auth(settings)  # a bad App key is named before the queue is made, as in serve
     settings.check_queue_folder()
     setup_logging(json_lines=True, secrets=_secrets(settings, ""))
     log = logging.getLogger("agentbot.worker")
