@@ -484,3 +484,16 @@ def test_a_page_request_with_two_lengths_is_refused_and_its_connection_closed(li
         while chunk := sock.recv(65536):
             answer += chunk
     assert answer.startswith(b"HTTP/1.1 400") and answer.count(b"HTTP/1.1") == 1, answer
+
+
+def test_the_pages_are_never_framed_sniffed_or_made_to_run_anything(client: TestClient) -> None:
+    for path in ("/", "/healthz", "/jobs/none"):
+        got = client.get(path)
+        assert got.headers["x-frame-options"] == "DENY", path
+        assert got.headers["x-content-type-options"] == "nosniff", path
+        csp = got.headers["content-security-policy"]
+        assert "default-src 'none'" in csp and "frame-ancestors 'none'" in csp, path
+        assert "script-src" not in csp, path  # no script is allowed at all
+    body = b'{"zen": "x"}'
+    answer = client.post("/webhook", content=body, headers=headers(body))
+    assert answer.status_code == 202 and "content-security-policy" not in answer.headers
