@@ -117,6 +117,26 @@ def test_a_dead_process_spool_is_replayed_and_a_live_one_left_alone(tmp_path: Pa
     queue.close()
 
 
+def test_what_only_looks_like_a_spool_is_left_alone_not_waited_on_or_followed(
+    tmp_path: Path,
+) -> None:
+    """A FIFO would block the replay (and serve's start); a link would have it read, and
+    remove, what another user pointed it at."""
+    queue = SqliteQueue(tmp_path / "q.db")
+    fifo = Path(f"{queue.path}.spool-1-fifo")
+    os.mkfifo(fifo)
+    elsewhere = tmp_path / "elsewhere"
+    dead = Spool(elsewhere, room=1 << 16)
+    dead.append([delivery(1)])
+    os.close(dead.fd)
+    link = Path(f"{queue.path}.spool-2-link")
+    link.symlink_to(elsewhere)
+    assert recover(queue, queue.path) == 0
+    assert fifo.exists() and link.is_symlink() and elsewhere.exists()
+    assert queue.list() == []
+    queue.close()
+
+
 def test_a_spool_written_again_from_its_start_replays_nothing_new(tmp_path: Path) -> None:
     queue = SqliteQueue(tmp_path / "q.db")
     spool = Spool(spool_path(queue.path, pid=7), room=1 << 16)

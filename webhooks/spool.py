@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import logging
 import os
 import secrets
+import stat
 import struct
 import zlib
 from collections.abc import Iterator, Sequence
@@ -30,6 +32,8 @@ from pathlib import Path
 
 from bot.queue import Delivery, JobQueue
 from bot.queue.records import payload_bytes
+
+log = logging.getLogger("agentbot.webhooks")
 
 SPOOL_BYTES = 32 * 1024 * 1024
 """Zeroed room a spool starts with."""
@@ -147,9 +151,17 @@ def orphans(queue_file: Path) -> Iterator[tuple[Path, int]]:
     """(path, locked descriptor) of each spool beside `queue_file` whose process is gone."""
     for path in sorted(queue_file.parent.glob(f"{queue_file.name}.spool-*")):
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            # Never through a link, never waiting on a FIFO: only our own regular files.
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
         except FileNotFoundError:
             continue  # replayed and removed by another store process meanwhile
+        except OSError as exc:
+            log.warning("left %s alone: not a spool file (%s)", path, exc.strerror or exc)
+            continue
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            log.warning("left %s alone: not a spool file (not a regular file)", path)
+            continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
