@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from urllib.parse import unquote
 
 from bot.secrets import MARK
@@ -11,6 +12,16 @@ _QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
 
 _USERINFO = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<info>[^/]*)@")
 _DRIVER_WORD = re.compile(r"[^\s\"'`,;]+")  # a word of a driver's error message
+
+
+SQLITE_PREFIX = "sqlite:///"
+"""SQLAlchemy's convention: sqlite:///rel/a.db is relative, sqlite:////abs/a.db absolute."""
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file a `sqlite:///PATH` URL names (None: another kind of URL, or no file named)."""
+    path = url[len(SQLITE_PREFIX) :] if url.startswith(SQLITE_PREFIX) else ""
+    return Path(path) if path and not path.endswith("/") else None
 
 
 def url_password(url: str) -> str:

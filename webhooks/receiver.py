@@ -122,7 +122,7 @@ class WebhookReceiver:
         self.metrics.delivery(event, outcome)
         # One line per refusal, at most one a second (`quiet_repeats` filters this logger).
         log.warning("refused a delivery: HTTP %d %s (%s)", status, outcome, message)
-        return status, {"error": message}, _CLOSE if close or status == 413 else ()
+        return status, {"error": message}, _CLOSE if close else ()
 
     async def handle(self, scope: Scope, receive: Receive) -> _Reply | None:
         """Verify, parse and store one delivery: (status, JSON body, extra headers)."""
@@ -142,7 +142,7 @@ class WebhookReceiver:
         length = headers.get(b"content-length", b"")
         too_big = f"payload over {self.max_body} bytes"
         if length.isdigit() and int(length) > self.max_body:
-            return self._refuse(413, "unknown", "too_large", too_big)
+            return self._refuse(413, "unknown", "too_large", too_big, close=True)
         # A large body waits for a turn: at the start if declared, else once it grows large.
         large = length.isdigit() and int(length) > self.large_body
         if large and not await self._take_slot():
@@ -159,7 +159,7 @@ class WebhookReceiver:
                 size += len(chunk)
                 if size > self.max_body:
                     # Connection: close, or the server would go on reading (and dropping) it
-                    return self._refuse(413, "unknown", "too_large", too_big)
+                    return self._refuse(413, "unknown", "too_large", too_big, close=True)
                 if size > self.large_body and not large:
                     large = await self._take_slot()
                     if not large:

@@ -11,6 +11,7 @@ from pydantic import SecretStr
 
 from bot.config import Settings
 from bot.errors import ConfigError
+from bot.input_files import NotAFile, TooLarge, read_input
 
 SECRET_FILE = "webhook-secret"  # noqa: S105 (a file name, not a secret)
 PASSWORD_FILE = "jobs-password"  # noqa: S105 (a file name, not a secret)
@@ -51,29 +52,35 @@ def _check_webhook_file(value: str, path: Path) -> None:
 
 def check_webhook_secret(settings: Settings) -> None:
     """ConfigError if GITHUB_WEBHOOK_SECRET is set but blank, padded or too short."""
-    given = settings.github_webhook_secret
-    value = given.get_secret_value() if given is not None else ""
-    _check_padding(value, "GITHUB_WEBHOOK_SECRET", "in the App's webhook settings too")
-    if value and len(value) < MIN_SECRET_LENGTH:
-        raise ConfigError(
-            f"{_characters(value)} is too short for a webhook secret ({MIN_SECRET_LENGTH} at"
-            f" least): set it to one made with `{_MAKE_ONE}`, in the App's webhook settings"
-            " too",
-            path="GITHUB_WEBHOOK_SECRET",
-        )
+    _check_variable(
+        settings.github_webhook_secret,
+        "GITHUB_WEBHOOK_SECRET",
+        f"a webhook secret ({MIN_SECRET_LENGTH} at least)",
+        MIN_SECRET_LENGTH,
+        "in the App's webhook settings too",
+    )
 
 
 def check_jobs_password(settings: Settings) -> None:
     """ConfigError if AGENTBOT_JOBS_PASSWORD is set but blank, padded or too short."""
-    given = settings.jobs_password
+    _check_variable(
+        settings.jobs_password,
+        "AGENTBOT_JOBS_PASSWORD",
+        f"the jobs password ({MIN_PASSWORD_LENGTH} at least)",
+        MIN_PASSWORD_LENGTH,
+        "or unset it to get one in the data dir",
+    )
+
+
+def _check_variable(given: SecretStr | None, name: str, what: str, minimum: int, also: str) -> None:
+    """ConfigError naming the variable `name` if it is set but blank, padded or too short."""
     value = given.get_secret_value() if given is not None else ""
-    _check_padding(value, "AGENTBOT_JOBS_PASSWORD", "or unset it to get one in the data dir")
-    if value and len(value) < MIN_PASSWORD_LENGTH:
+    _check_padding(value, name, also)
+    if value and len(value) < minimum:
         raise ConfigError(
-            f"{_characters(value)} is too short for the jobs password ({MIN_PASSWORD_LENGTH}"
-            f" at least): set it to one made with `{_MAKE_ONE}`, or unset it to get one in"
-            " the data dir",
-            path="AGENTBOT_JOBS_PASSWORD",
+            f"{_characters(value)} is too short for {what}: set it to one made with"
+            f" `{_MAKE_ONE}`, {also}",
+            path=name,
         )
 
 
@@ -168,12 +175,24 @@ def _stored(
 def _read(path: Path) -> str:
     """The secret in the regular file at `path` (a link followed), or ConfigError naming it.
 
-    Opened without blocking and read up to MAX_SECRET_FILE bytes: a FIFO would hang serve
-    and /dev/zero would fill its memory. A file others can write is refused (they could
-    change the key); one they can only read is taken, Kubernetes mounts secrets 0644.
+    Read as every named file is (`bot.input_files`: without blocking, up to a cap), with a
+    cap of MAX_SECRET_FILE bytes: a FIFO would hang serve and /dev/zero would fill its
+    memory. A file others can write is refused (they could change the key); one they can
+    only read is taken, Kubernetes mounts secrets 0644.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        data = read_input(path, limit=MAX_SECRET_FILE)
+    except (NotAFile, IsADirectoryError):
+        raise ConfigError(
+            "is not a regular file: put the secret in a file there, or delete it to get a new one",
+            path=str(path),
+        ) from None
+    except TooLarge:
+        raise ConfigError(
+            f"is longer than {MAX_SECRET_FILE} bytes, no secret: put one made with"
+            f" `{_MAKE_ONE}` in it, or delete it to get a new one",
+            path=str(path),
+        ) from None
     except OSError as exc:
         if path.is_symlink() and not path.exists():
             raise ConfigError(
@@ -184,15 +203,9 @@ def _read(path: Path) -> str:
         raise ConfigError(
             f"cannot read it ({exc.strerror or exc}): delete it to get a new one", path=str(path)
         ) from None
-    try:
-        data = _regular_contents(fd, path)
-    finally:
-        os.close(fd)
-    if len(data) > MAX_SECRET_FILE:
+    if (mode := file_mode(path)) & (stat.S_IWGRP | stat.S_IWOTH):
         raise ConfigError(
-            f"is longer than {MAX_SECRET_FILE} bytes, no secret: put one made with"
-            f" `{_MAKE_ONE}` in it, or delete it to get a new one",
-            path=str(path),
+            f"has mode {mode:04o}: others can change it; run `chmod 600 {path}`", path=str(path)
         )
     try:
         value = data.decode("utf-8").strip()
@@ -203,31 +216,3 @@ def _read(path: Path) -> str:
     if not value:
         raise ConfigError("is empty: delete it to get a new one", path=str(path))
     return value
-
-
-def _regular_contents(fd: int, path: Path) -> bytes:
-    """Up to MAX_SECRET_FILE + 1 bytes of the regular file open as `fd`, not writable by others."""
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
-        raise ConfigError(
-            "is not a regular file: put the secret in a file there, or delete it to get a new one",
-            path=str(path),
-        )
-    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise ConfigError(
-            f"has mode {stat.S_IMODE(info.st_mode):04o}: others can change it; run"
-            f" `chmod 600 {path}`",
-            path=str(path),
-        )
-    data = b""
-    try:
-        while len(data) <= MAX_SECRET_FILE:  # a read may return less than asked (NFS, FUSE)
-            chunk = os.read(fd, MAX_SECRET_FILE + 1 - len(data))
-            if not chunk:
-                break
-            data += chunk
-    except OSError as exc:
-        raise ConfigError(
-            f"cannot read it ({exc.strerror or exc}): delete it to get a new one", path=str(path)
-        ) from None
-    return data

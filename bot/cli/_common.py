@@ -241,12 +241,11 @@ def pushed_branch(repo_dir: Path, github_repo: str | None) -> tuple[str, str]:
 
 def missing_sqlite_file(url: str) -> Path | None:
     """The file of an SQLite queue URL when it does not exist yet (else None)."""
-    if not url.startswith("sqlite:///"):
-        return None
+    from bot.db_url import sqlite_file
     from bot.queue.sqlite import queue_file_exists
 
-    path = Path(url[len("sqlite:///") :])
-    return None if queue_file_exists(path) else path
+    path = sqlite_file(url)
+    return None if path is None or queue_file_exists(path) else path
 
 
 @contextmanager

@@ -15,7 +15,7 @@ from bot.cli._common import (
     usage_error,
 )
 from bot.cli.app import app
-from bot.cli.options import GivenPath
+from bot.cli.options import checkout_dir
 from bot.models import Job, JobKind
 
 
@@ -24,13 +24,7 @@ def fix(
     ref: Annotated[str, typer.Argument(metavar="OWNER/REPO#N", help="The issue to fix.")],
     repo_dir: Annotated[
         Path | None,
-        typer.Option(
-            "--repo",
-            exists=True,
-            file_okay=False,
-            path_type=GivenPath,
-            help="Work in this checkout, not a fresh clone.",
-        ),
+        checkout_dir("Work in this checkout, not a fresh clone."),
     ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Do everything locally; print what would be posted.")

@@ -81,16 +81,14 @@ GitHubRepoOption = Annotated[
 CheckoutDryRunOption = Annotated[
     bool, typer.Option("--dry-run", help="Commit locally; push and post nothing.")
 ]
-CheckoutOption = Annotated[
-    Path,
-    typer.Option(
-        "--repo",
-        exists=True,
-        file_okay=False,
-        path_type=GivenPath,
-        help="The checkout (its branch is used).",
-    ),
-]
+
+
+def checkout_dir(help: str) -> Any:
+    """The `--repo` option of a folder that must exist ("" refused, not read as ".")."""
+    return typer.Option("--repo", exists=True, file_okay=False, path_type=GivenPath, help=help)
+
+
+CheckoutOption = Annotated[Path, checkout_dir("The checkout (its branch is used).")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 
 

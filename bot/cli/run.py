@@ -15,7 +15,7 @@ import typer
 from bot.cli._common import cli_settings, open_sandbox, usage_error
 from bot.cli._run_inputs import check_run_inputs, event_payload
 from bot.cli.app import EXIT_NEUTRAL, app
-from bot.cli.options import EVENT_NAME_HINT, GivenPath, given
+from bot.cli.options import EVENT_NAME_HINT, GivenPath, checkout_dir, given
 from bot.config import LOGIN, REPO_CONFIG_PATH, RepoConfig, Settings
 from bot.errors import ConfigError
 from bot.events import Delivery, Ignore
@@ -75,13 +75,7 @@ def run(
     ],
     repo_dir: Annotated[
         Path,
-        typer.Option(
-            "--repo",
-            exists=True,
-            file_okay=False,
-            path_type=GivenPath,
-            help="The checkout to work in.",
-        ),
+        checkout_dir("The checkout to work in."),
     ] = Path(),
     config_path: Annotated[
         str, typer.Option("--config", envvar="AGENTBOT_CONFIG", help="Config path in the repo.")

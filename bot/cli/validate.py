@@ -15,7 +15,7 @@ from rich.text import Text
 from bot.cli._common import fallback_notice
 from bot.cli._files import private_dir
 from bot.cli.app import EXIT_FAILED, EXIT_OK, EXIT_USAGE, app
-from bot.cli.options import GivenPath
+from bot.cli.options import checkout_dir
 from bot.config import REPO_CONFIG_PATH, RepoConfig, load_settings
 from bot.errors import ConfigError
 from bot.models import QualityGateResult, ValidationReport
@@ -104,13 +104,7 @@ def _print_report(console: Console, report: ValidationReport) -> None:
 def validate(
     repo: Annotated[
         Path,
-        typer.Option(
-            "--repo",
-            exists=True,
-            file_okay=False,
-            path_type=GivenPath,
-            help="The checkout to validate.",
-        ),
+        checkout_dir("The checkout to validate."),
     ] = Path(),
     fix: Annotated[
         bool,

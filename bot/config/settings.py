@@ -18,6 +18,7 @@ from pydantic import (
 from pydantic import ValidationError as PydanticValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.db_url import SQLITE_PREFIX, sqlite_file
 from bot.errors import ConfigError
 from bot.secrets import without_credentials
 
@@ -152,9 +153,10 @@ class Settings(BaseSettings):
         The default queue's folder (the data dir) is made; a set one's is not, so a typo in
         the path is named rather than silently made a new, empty queue somewhere else.
         """
-        if not self.queue.startswith("sqlite:///") or self.queue == self._default_queue():
+        path = sqlite_file(self.queue)
+        if path is None or self.queue == self._default_queue():
             return
-        folder = Path(self.queue[len("sqlite:///") :]).absolute().parent
+        folder = path.absolute().parent
         if not folder.is_dir():
             raise ConfigError(
                 f"the folder {folder} of AGENTBOT_QUEUE does not exist: create it or fix the path",
@@ -162,7 +164,7 @@ class Settings(BaseSettings):
             )
 
     def _default_queue(self) -> str:
-        return f"sqlite:///{self.data_dir / 'agentbot.db'}"
+        return f"{SQLITE_PREFIX}{self.data_dir / 'agentbot.db'}"
 
     def app_private_key(self) -> str | None:
         """The App's PEM key, from the variable or the file it names."""

@@ -42,11 +42,11 @@ def open_queue(
     # Without `create` (commands that only read) a SQLite queue must exist: nothing is made.
     scheme = url.partition(":")[0].lower() if ":" in url else ""  # urlsplit may raise
     if scheme == "sqlite":
+        from bot.db_url import sqlite_file
         from bot.queue.sqlite import SqliteQueue
 
-        # SQLAlchemy's convention: sqlite:///rel/a.db is relative, sqlite:////abs/a.db absolute.
-        path = url[len("sqlite:///") :] if url.startswith("sqlite:///") else ""
-        if not path or path.endswith("/"):
+        path = sqlite_file(url)
+        if path is None:
             raise ConfigError(
                 "sqlite queue URL names no file: use sqlite:///./agentbot.db or sqlite:////abs/x.db",
                 path="AGENTBOT_QUEUE",
